@@ -1,0 +1,57 @@
+# trt-edge — the two commands a newcomer needs: `make demo` and `make test`.
+# Everything else here is a step those two take.
+
+PY        ?= python3
+VENV      := .venv
+BIN       := $(VENV)/bin
+PYTHON    := $(BIN)/python
+STAMP     := $(VENV)/.setup-stamp
+CPP_SRC   := device_runner/cpp
+CPP_BUILD := $(CPP_SRC)/build
+JOBS      ?= 2
+
+.PHONY: setup lint typecheck test test-py test-cpp conformance demo bench images docker-up docker-down clean
+
+setup: $(STAMP)
+
+# Re-runs only when the pins or the package metadata change.
+$(STAMP): requirements-dev.txt sdk/pyproject.toml device_runner/pyproject.toml
+	test -x $(PYTHON) || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -r requirements-dev.txt
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e device_runner -e sdk
+	touch $@
+
+lint: setup
+	$(BIN)/ruff check sdk device_runner tests benchmarks examples
+	$(BIN)/ruff format --check sdk device_runner tests benchmarks examples
+
+typecheck: setup
+	$(BIN)/mypy
+
+test-py: setup
+	$(BIN)/pytest -q -n $(JOBS) --dist loadgroup
+
+# C++: the header-only policy (and, once present, the runner) built with
+# warnings as errors and run under ctest, against the ExecuTorch C++ SDK
+# shipped inside the executorch wheel.
+test-cpp: setup
+	cmake -S $(CPP_SRC) -B $(CPP_BUILD) -DCMAKE_BUILD_TYPE=Release \
+	  -DPython3_EXECUTABLE=$(abspath $(PYTHON)) > $(CPP_BUILD).log 2>&1 || (cat $(CPP_BUILD).log; exit 1)
+	cmake --build $(CPP_BUILD) -j $(JOBS)
+	cd $(CPP_BUILD) && ctest --output-on-failure
+
+conformance: setup test-cpp
+	$(PYTHON) -m trt_edge_runner.conformance tests/vectors/profile_selection.json
+	$(CPP_BUILD)/trt_edge_conformance tests/vectors/profile_selection.json
+
+test: lint typecheck conformance test-py
+
+demo: setup
+	$(BIN)/trt-edge validate examples/tiny_llm/manifest.yaml
+	$(BIN)/trt-edge validate examples/vision/manifest.yaml
+
+bench: setup
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PYTHON) $$b || exit 1; done
+
+clean:
+	rm -rf $(CPP_BUILD) $(CPP_BUILD).log .pytest_cache .mypy_cache .ruff_cache

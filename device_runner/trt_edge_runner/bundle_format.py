@@ -1,0 +1,344 @@
+"""The `bundle.json` contract between the host (writer) and the device (readers).
+
+A bundle is a directory::
+
+    model.pte                  the ExecuTorch program
+    model.ptd                  optional external data
+    reports/validation.json    what the build's validation measured
+    bundle.json                this document
+    bundle.sig                 optional detached ed25519 signature over canonical bundle.json
+
+`bundle.json` lists every other file with its sha256 and size (except itself and
+`bundle.sig`), so one signature over it covers the whole directory. The host
+side builds a `BundleManifest` and writes `to_canonical_json()`; the device side
+reads it with `BundleManifest.from_json()` and never imports the host package.
+
+Only the standard library is used here: this module ships to devices.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+SCHEMA_VERSION = 1
+BUNDLE_JSON = "bundle.json"
+BUNDLE_SIG = "bundle.sig"
+MODEL_PTE = "model.pte"
+
+# Files the hash list cannot contain: the document itself and its signature.
+UNLISTED_FILES = frozenset({BUNDLE_JSON, BUNDLE_SIG})
+
+PhaseTarget = int | Literal["auto"]
+
+
+class BundleFormatError(ValueError):
+    """`bundle.json` is not a document this runner understands; the message says where."""
+
+
+@dataclass(frozen=True)
+class DimRange:
+    """One symbol's extent in one profile (TensorRT's min/opt/max shape triple, per dim)."""
+
+    min: int
+    opt: int
+    max: int
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One input or output: `shape` mixes static ints and symbol names, e.g. `[1, "seq"]`."""
+
+    name: str
+    dtype: str
+    shape: tuple[int | str, ...]
+    values: tuple[int, int] | None = None  # [low, high) for integer inputs
+
+    def dims_for(self, symbols: dict[str, int]) -> tuple[int, ...]:
+        """Concrete shape with each symbol replaced by its value in `symbols`."""
+        return tuple(d if isinstance(d, int) else symbols[d] for d in self.shape)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One optimization profile; its position in `BundleManifest.profiles` is its index."""
+
+    name: str
+    dims: dict[str, DimRange]
+
+    def bounds(
+        self, inputs: tuple[TensorSpec, ...]
+    ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+        """Per input, the (min shape, max shape) this profile accepts."""
+        rows = []
+        for spec in inputs:
+            lo = tuple(d if isinstance(d, int) else self.dims[d].min for d in spec.shape)
+            hi = tuple(d if isinstance(d, int) else self.dims[d].max for d in spec.shape)
+            rows.append((lo, hi))
+        return rows
+
+    def opt_symbols(self) -> dict[str, int]:
+        return {sym: r.opt for sym, r in self.dims.items()}
+
+
+@dataclass(frozen=True)
+class RuntimePolicy:
+    """`pinned`: every phase names a profile index. `auto`: phases may be an index or `auto`."""
+
+    policy: Literal["pinned", "auto"]
+    phases: dict[str, PhaseTarget]
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    sha256: str
+    size: int
+
+
+@dataclass(frozen=True)
+class DelegateInfo:
+    """One backend delegate inside the `.pte`; `profile_signature` only for TensorRT."""
+
+    backend_id: str
+    method: str
+    index: int
+    blob_size: int
+    profile_signature: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class BundleManifest:
+    schema_version: int
+    name: str
+    version: str
+    backend: str
+    target: dict[str, Any]
+    method: str
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+    profiles: tuple[Profile, ...]
+    runtime: RuntimePolicy
+    files: dict[str, FileEntry]
+    delegates: tuple[DelegateInfo, ...] = ()
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    # ---- derived views -------------------------------------------------
+    def symbols(self) -> dict[str, tuple[int, int]]:
+        """The export domain: per symbol, (min of mins, max of maxes) over all profiles."""
+        domain: dict[str, tuple[int, int]] = {}
+        for profile in self.profiles:
+            for sym, r in profile.dims.items():
+                lo, hi = domain.get(sym, (r.min, r.max))
+                domain[sym] = (min(lo, r.min), max(hi, r.max))
+        return domain
+
+    def profile_index(self, name: str) -> int | None:
+        for i, profile in enumerate(self.profiles):
+            if profile.name == name:
+                return i
+        return None
+
+    # ---- (de)serialisation ---------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        def tensor(t: TensorSpec) -> dict[str, Any]:
+            return {
+                "name": t.name,
+                "dtype": t.dtype,
+                "shape": list(t.shape),
+                "values": list(t.values) if t.values is not None else None,
+            }
+
+        return {
+            "schema_version": self.schema_version,
+            "model": {"name": self.name, "version": self.version},
+            "backend": self.backend,
+            "target": self.target,
+            "io": {
+                "method": self.method,
+                "inputs": [tensor(t) for t in self.inputs],
+                "outputs": [tensor(t) for t in self.outputs],
+            },
+            "profiles": [
+                {
+                    "index": i,
+                    "name": p.name,
+                    "dims": {
+                        s: {"min": r.min, "opt": r.opt, "max": r.max} for s, r in p.dims.items()
+                    },
+                    "bounds": [
+                        {"input": spec.name, "min": list(lo), "max": list(hi)}
+                        for spec, (lo, hi) in zip(self.inputs, p.bounds(self.inputs), strict=True)
+                    ],
+                }
+                for i, p in enumerate(self.profiles)
+            ],
+            "runtime": {"policy": self.runtime.policy, "phases": dict(self.runtime.phases)},
+            "files": {k: {"sha256": v.sha256, "size": v.size} for k, v in self.files.items()},
+            "delegates": [
+                {
+                    "backend_id": d.backend_id,
+                    "method": d.method,
+                    "index": d.index,
+                    "blob_size": d.blob_size,
+                    "profile_signature": d.profile_signature,
+                }
+                for d in self.delegates
+            ],
+            "provenance": self.provenance,
+        }
+
+    def to_canonical_json(self) -> bytes:
+        """The exact bytes written to disk and signed: sorted keys, no spaces, UTF-8, newline."""
+        return canonical_json(self.to_dict())
+
+    @classmethod
+    def from_json(cls, data: bytes | str, source: str = BUNDLE_JSON) -> BundleManifest:
+        try:
+            doc = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise BundleFormatError(
+                f"{source}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}"
+            ) from None
+        return cls.from_dict(doc, source)
+
+    @classmethod
+    def from_dict(cls, doc: Any, source: str = BUNDLE_JSON) -> BundleManifest:
+        reader = _Reader(source)
+        return reader.manifest(doc)
+
+
+def canonical_json(doc: Any) -> bytes:
+    return (
+        json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+    ).encode("utf-8")
+
+
+class _Reader:
+    """Reads a parsed `bundle.json`, raising `BundleFormatError` naming the JSON path at fault."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, path: str, message: str) -> BundleFormatError:
+        return BundleFormatError(f"{self.source}: {path}: {message}")
+
+    def get(self, obj: Any, key: str, path: str, kind: type | tuple[type, ...]) -> Any:
+        if not isinstance(obj, dict):
+            raise self.fail(path, "expected an object")
+        if key not in obj:
+            raise self.fail(f"{path}.{key}".lstrip("."), "missing")
+        value = obj[key]
+        if isinstance(value, bool) and kind is int:
+            raise self.fail(f"{path}.{key}".lstrip("."), "expected an integer, got a boolean")
+        if not isinstance(value, kind):
+            names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+            raise self.fail(f"{path}.{key}".lstrip("."), f"expected {names}, got {value!r}")
+        return value
+
+    def tensor(self, obj: Any, path: str) -> TensorSpec:
+        shape_raw = self.get(obj, "shape", path, list)
+        shape: list[int | str] = []
+        for i, d in enumerate(shape_raw):
+            if isinstance(d, bool) or not isinstance(d, int | str):
+                raise self.fail(
+                    f"{path}.shape[{i}]", f"expected an int or a symbol name, got {d!r}"
+                )
+            shape.append(d)
+        values_raw = obj.get("values") if isinstance(obj, dict) else None
+        values: tuple[int, int] | None = None
+        if values_raw is not None:
+            if (
+                not isinstance(values_raw, list)
+                or len(values_raw) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in values_raw)
+            ):
+                raise self.fail(f"{path}.values", f"expected [low, high), got {values_raw!r}")
+            values = (values_raw[0], values_raw[1])
+        return TensorSpec(
+            name=self.get(obj, "name", path, str),
+            dtype=self.get(obj, "dtype", path, str),
+            shape=tuple(shape),
+            values=values,
+        )
+
+    def manifest(self, doc: Any) -> BundleManifest:
+        version = self.get(doc, "schema_version", "", int)
+        if version != SCHEMA_VERSION:
+            raise self.fail(
+                "schema_version",
+                f"this runner reads schema version {SCHEMA_VERSION}, the bundle has {version}; "
+                "rebuild the bundle with a matching trt-edge or update the runner",
+            )
+        model = self.get(doc, "model", "", dict)
+        io = self.get(doc, "io", "", dict)
+        inputs = tuple(
+            self.tensor(t, f"io.inputs[{i}]")
+            for i, t in enumerate(self.get(io, "inputs", "io", list))
+        )
+        outputs = tuple(
+            self.tensor(t, f"io.outputs[{i}]")
+            for i, t in enumerate(self.get(io, "outputs", "io", list))
+        )
+        profiles: list[Profile] = []
+        for i, p in enumerate(self.get(doc, "profiles", "", list)):
+            path = f"profiles[{i}]"
+            dims: dict[str, DimRange] = {}
+            for sym, r in self.get(p, "dims", path, dict).items():
+                dpath = f"{path}.dims.{sym}"
+                dims[sym] = DimRange(
+                    min=self.get(r, "min", dpath, int),
+                    opt=self.get(r, "opt", dpath, int),
+                    max=self.get(r, "max", dpath, int),
+                )
+            profiles.append(Profile(name=self.get(p, "name", path, str), dims=dims))
+            for spec in inputs:
+                for d in spec.shape:
+                    if isinstance(d, str) and d not in dims:
+                        raise self.fail(
+                            f"{path}.dims", f"symbol {d!r} of input {spec.name!r} missing"
+                        )
+        runtime = self.get(doc, "runtime", "", dict)
+        policy = self.get(runtime, "policy", "runtime", str)
+        if policy not in ("pinned", "auto"):
+            raise self.fail("runtime.policy", f"expected 'pinned' or 'auto', got {policy!r}")
+        phases: dict[str, PhaseTarget] = {}
+        for phase, target in self.get(runtime, "phases", "runtime", dict).items():
+            if target == "auto" or (isinstance(target, int) and not isinstance(target, bool)):
+                phases[phase] = target
+            else:
+                raise self.fail(
+                    f"runtime.phases.{phase}", f"expected an index or 'auto', got {target!r}"
+                )
+        files = {
+            name: FileEntry(
+                sha256=self.get(entry, "sha256", f"files.{name}", str),
+                size=self.get(entry, "size", f"files.{name}", int),
+            )
+            for name, entry in self.get(doc, "files", "", dict).items()
+        }
+        delegates = tuple(
+            DelegateInfo(
+                backend_id=self.get(d, "backend_id", f"delegates[{i}]", str),
+                method=self.get(d, "method", f"delegates[{i}]", str),
+                index=self.get(d, "index", f"delegates[{i}]", int),
+                blob_size=self.get(d, "blob_size", f"delegates[{i}]", int),
+                profile_signature=d.get("profile_signature"),
+            )
+            for i, d in enumerate(doc.get("delegates", []))
+        )
+        return BundleManifest(
+            schema_version=version,
+            name=self.get(model, "name", "model", str),
+            version=self.get(model, "version", "model", str),
+            backend=self.get(doc, "backend", "", str),
+            target=self.get(doc, "target", "", dict),
+            method=self.get(io, "method", "io", str),
+            inputs=inputs,
+            outputs=outputs,
+            profiles=tuple(profiles),
+            runtime=RuntimePolicy(policy=policy, phases=phases),
+            files=files,
+            delegates=delegates,
+            provenance=doc.get("provenance", {}),
+        )

@@ -1,0 +1,44 @@
+"""Entry point of `trt-edge-device`, the on-device command line.
+
+Same convention as the host CLI: each sub-command is a module exposing
+`register(subparsers)` (which calls `parser.set_defaults(run=run)`) and
+`run(args) -> int` (0 ok, 1 failed, 2 bad input). Modules import nothing heavy
+at module level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from trt_edge_runner import __version__
+
+COMMAND_MODULES: tuple[str, ...] = ()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="trt-edge-device",
+        description="Run, install and health-check trt-edge bundles on this device.",
+    )
+    parser.add_argument("--version", action="version", version=f"trt-edge-device {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.run(args)
+    except KeyboardInterrupt:
+        print("trt-edge-device: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

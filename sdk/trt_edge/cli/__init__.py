@@ -1,0 +1,1 @@
+"""The `trt-edge` command line: one module per sub-command, dispatched by `main`."""
