@@ -10,9 +10,13 @@ CPP_SRC   := device_runner/cpp
 CPP_BUILD := $(CPP_SRC)/build
 JOBS      ?= 2
 
-.PHONY: setup lint typecheck test test-py test-cpp conformance demo bench images docker-up docker-down clean
+.PHONY: setup sysdeps lint typecheck test test-py test-cpp conformance demo bench images docker-up docker-down clean
 
 setup: $(STAMP)
+
+# System packages (C++ toolchain, nlohmann-json, Docker, debootstrap); installs only what is missing.
+sysdeps:
+	.ci/sysdeps
 
 # Re-runs only when the pins or the package metadata change.
 $(STAMP): requirements-dev.txt sdk/pyproject.toml device_runner/pyproject.toml
@@ -34,7 +38,7 @@ test-py: setup
 # C++: the header-only policy (and, once present, the runner) built with
 # warnings as errors and run under ctest, against the ExecuTorch C++ SDK
 # shipped inside the executorch wheel.
-test-cpp: setup
+test-cpp: setup sysdeps
 	cmake -S $(CPP_SRC) -B $(CPP_BUILD) -DCMAKE_BUILD_TYPE=Release \
 	  -DPython3_EXECUTABLE=$(abspath $(PYTHON)) > $(CPP_BUILD).log 2>&1 || (cat $(CPP_BUILD).log; exit 1)
 	cmake --build $(CPP_BUILD) -j $(JOBS)
@@ -44,7 +48,7 @@ conformance: setup test-cpp
 	$(PYTHON) -m trt_edge_runner.conformance tests/vectors/profile_selection.json
 	$(CPP_BUILD)/trt_edge_conformance tests/vectors/profile_selection.json
 
-test: lint typecheck conformance test-py
+test: sysdeps lint typecheck conformance test-py
 
 demo: setup
 	$(BIN)/trt-edge validate examples/tiny_llm/manifest.yaml

@@ -1,6 +1,7 @@
 """Entry point of `trt-edge-device`, the on-device command line.
 
-Same convention as the host CLI: each sub-command is a module exposing
+Same convention as the host CLI: each sub-command is a module in
+`trt_edge_runner.commands` exposing
 `register(subparsers)` (which calls `parser.set_defaults(run=run)`) and
 `run(args) -> int` (0 ok, 1 failed, 2 bad input). Modules import nothing heavy
 at module level.
@@ -10,12 +11,27 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 import sys
 from collections.abc import Sequence
 
+import trt_edge_runner.commands as commands_package
 from trt_edge_runner import __version__
 
-COMMAND_MODULES: tuple[str, ...] = ()
+# Order shown in `trt-edge-device --help`; others follow alphabetically.
+HELP_ORDER: tuple[str, ...] = ("info", "run", "install", "status", "health", "rollback")
+
+
+def command_modules() -> list[str]:
+    """Every public module in `trt_edge_runner.commands` is a sub-command."""
+    names = [
+        info.name
+        for info in pkgutil.iter_modules(commands_package.__path__)
+        if not info.name.startswith("_")
+    ]
+    rank = {name: i for i, name in enumerate(HELP_ORDER)}
+    names.sort(key=lambda n: (rank.get(n, len(rank)), n))
+    return [f"trt_edge_runner.commands.{n}" for n in names]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"trt-edge-device {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module_name in COMMAND_MODULES:
+    for module_name in command_modules():
         importlib.import_module(module_name).register(subparsers)
     return parser
 

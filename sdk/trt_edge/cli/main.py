@@ -11,17 +11,45 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 import sys
 from collections.abc import Sequence
 
+import trt_edge.cli as cli_package
 from trt_edge import __version__
 
-# Order is the order shown in `trt-edge --help`. A module listed here that does
-# not exist yet is a bug, not an optional feature: the import error surfaces.
-COMMAND_MODULES: tuple[str, ...] = (
-    "trt_edge.cli.validate",
-    "trt_edge.cli.profiles",
+# Order shown in `trt-edge --help`; commands not named here follow alphabetically.
+HELP_ORDER: tuple[str, ...] = (
+    "validate",
+    "profiles",
+    "build",
+    "run",
+    "generate",
+    "bench",
+    "inspect",
+    "diff",
+    "images",
+    "keys",
+    "sign",
+    "verify",
+    "rollout",
+    "flash",
 )
+
+
+def command_modules() -> list[str]:
+    """Every module in `trt_edge.cli` except this one is a sub-command.
+
+    Discovery instead of a hand-kept list: adding a command is adding one file.
+    """
+    names = [
+        info.name
+        for info in pkgutil.iter_modules(cli_package.__path__)
+        if info.name not in {"main"} and not info.name.startswith("_")
+    ]
+    rank = {name: i for i, name in enumerate(HELP_ORDER)}
+    names.sort(key=lambda n: (rank.get(n, len(rank)), n))
+    return [f"trt_edge.cli.{n}" for n in names]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"trt-edge {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module_name in COMMAND_MODULES:
+    for module_name in command_modules():
         module = importlib.import_module(module_name)
         module.register(subparsers)
     return parser

@@ -1,0 +1,1 @@
+"""Sub-commands of `trt-edge-device`: one module per command, discovered by `device_cli`."""

@@ -1,0 +1,67 @@
+"""The resolved manifest: what every later stage (plan, export, lower, bundle) reads.
+
+Loading a manifest (parse → schema → semantic checks) ends here. Everything is
+already checked and normalised: labels are compiled to profile indices, symbols
+are known, paths are absolute. Later stages never look at YAML again, so they
+cannot disagree with `trt-edge validate` about what a manifest means.
+
+Tensor specs, profiles and the runtime policy are the device side's own types
+(`trt_edge_runner.bundle_format`), so what the build writes into `bundle.json`
+is the very value the manifest resolved to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from trt_edge_runner.bundle_format import Profile, RuntimePolicy, TensorSpec
+
+Backend = Literal["auto", "tensorrt", "xnnpack", "portable"]
+Precision = Literal["fp32", "fp16", "bf16", "int8"]
+
+
+@dataclass(frozen=True)
+class ResolvedManifest:
+    """A checked manifest. Built only by `trt_edge.manifest.load_manifest`."""
+
+    source_path: Path  # absolute path of the manifest file
+    source_sha256: str  # sha256 of the manifest file's bytes
+    name: str
+    version: str
+    # Exactly one of these is set: `entrypoint` is "file.py:fn" (file relative to
+    # the manifest directory) or "package.module:fn"; `exported` is an absolute
+    # path to a saved torch.export program (.pt2).
+    entrypoint: str | None
+    exported: Path | None
+    inputs: tuple[TensorSpec, ...]  # forward() argument order
+    profiles: tuple[Profile, ...]  # position = the profile index that ships
+    runtime: RuntimePolicy  # phases compiled to profile indices (or "auto")
+    backend: Backend
+    precision: Precision
+    targets: tuple[str, ...]  # ids from the target catalog
+    atol: float
+    rtol: float
+
+    @property
+    def manifest_dir(self) -> Path:
+        return self.source_path.parent
+
+    def export_domain(self) -> dict[str, tuple[int, int]]:
+        """Per symbol, (min of mins, max of maxes) over all profiles: what torch.export sees."""
+        domain: dict[str, tuple[int, int]] = {}
+        for profile in self.profiles:
+            for symbol, extent in profile.dims.items():
+                lo, hi = domain.get(symbol, (extent.min, extent.max))
+                domain[symbol] = (min(lo, extent.min), max(hi, extent.max))
+        return domain
+
+    def symbols(self) -> tuple[str, ...]:
+        """Symbol names in order of first use in `inputs`."""
+        seen: dict[str, None] = {}
+        for spec in self.inputs:
+            for dim in spec.shape:
+                if isinstance(dim, str):
+                    seen.setdefault(dim, None)
+        return tuple(seen)

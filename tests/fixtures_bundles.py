@@ -1,0 +1,1 @@
+"""Session fixtures that build the example bundles with the real pipeline (owned by the build area)."""
