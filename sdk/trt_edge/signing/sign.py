@@ -1,0 +1,63 @@
+"""Sign a bundle directory (write `bundle.sig`) and verify one against a single public key.
+
+Signing refuses a bundle whose files already disagree with `bundle.json`: a
+signature is a statement that this exact directory is good, so it is only made
+over a directory that verifies.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trt_edge_runner.agent.durable import write_atomic
+from trt_edge_runner.bundle_format import BUNDLE_SIG, BundleManifest
+from trt_edge_runner.signature import (
+    SIGNATURE_ALGORITHM,
+    DetachedSignature,
+    SignatureError,
+    check_files,
+    key_id,
+    load_public_key,
+    read_canonical_manifest,
+    verify_bundle,
+)
+
+from trt_edge.signing.errors import SigningError
+from trt_edge.signing.keys import load_private_key
+
+
+def _bundle_dir(path: Path) -> Path:
+    if not path.is_dir():
+        raise SigningError(f"{path}: not a bundle directory (expected model.pte and bundle.json)")
+    return path
+
+
+def sign_bundle(bundle: Path, key_path: Path) -> DetachedSignature:
+    """Write `BUNDLE/bundle.sig` (atomically) signing the canonical `bundle.json`."""
+    bundle_dir = _bundle_dir(bundle)
+    key = load_private_key(key_path)
+    try:
+        document, manifest = read_canonical_manifest(bundle_dir)
+        check_files(bundle_dir, manifest)
+    except SignatureError as exc:
+        raise SigningError(f"refusing to sign: {exc}", exit_code=1) from None
+    signature = DetachedSignature(
+        algorithm=SIGNATURE_ALGORITHM,
+        key_id=key_id(key.public_key()),
+        signature=key.sign(document),
+    )
+    write_atomic(bundle_dir / BUNDLE_SIG, signature.to_json())
+    return signature
+
+
+def verify_bundle_with(bundle: Path, public_key_path: Path) -> BundleManifest:
+    """Verify `bundle` against one public key; `SigningError(exit_code=1)` names the reason."""
+    bundle_dir = _bundle_dir(bundle)
+    try:
+        public_key = load_public_key(public_key_path)
+    except SignatureError as exc:
+        raise SigningError(str(exc)) from None
+    try:
+        return verify_bundle(bundle_dir, {key_id(public_key): public_key})
+    except SignatureError as exc:
+        raise SigningError(str(exc), exit_code=1) from None

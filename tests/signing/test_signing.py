@@ -1,0 +1,201 @@
+"""Signing and verification of bundle directories, through the real `trt-edge` CLI.
+
+The bundle here is written by hand with `BundleManifest` (the signature covers
+bytes, not what they mean), so these tests need no model build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+from trt_edge.cli.main import main
+from trt_edge_runner.bundle_format import (
+    SCHEMA_VERSION,
+    BundleManifest,
+    DimRange,
+    FileEntry,
+    Profile,
+    RuntimePolicy,
+    TensorSpec,
+)
+
+
+def write_bundle(directory: Path, files: dict[str, bytes]) -> Path:
+    directory.mkdir(parents=True)
+    entries = {}
+    for rel, data in files.items():
+        path = directory / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        entries[rel] = FileEntry(sha256=hashlib.sha256(data).hexdigest(), size=len(data))
+    manifest = BundleManifest(
+        schema_version=SCHEMA_VERSION,
+        name="tiny",
+        version="1.0.0",
+        backend="xnnpack",
+        target={"id": "cpu-x86_64", "arch": "x86_64"},
+        method="forward",
+        inputs=(TensorSpec("x", "float32", (1, "n")),),
+        outputs=(TensorSpec("y", "float32", (1, "n")),),
+        profiles=(Profile("p0", {"n": DimRange(1, 4, 8)}),),
+        runtime=RuntimePolicy("pinned", {"run": 0}),
+        files=entries,
+    )
+    (directory / "bundle.json").write_bytes(manifest.to_canonical_json())
+    return directory
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> Path:
+    assert main(["keys", "generate", str(tmp_path / "keys")]) == 0
+    return tmp_path / "keys"
+
+
+@pytest.fixture
+def bundle(tmp_path: Path) -> Path:
+    return write_bundle(
+        tmp_path / "tiny-1.0.0",
+        {"model.pte": b"\x00PTE" * 100, "reports/validation.json": b'{"ok": true}\n'},
+    )
+
+
+def sign(bundle: Path, keys: Path) -> None:
+    assert main(["sign", str(bundle), "--key", str(keys / "trt-edge-signing.key")]) == 0
+
+
+def verify(bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(["verify", str(bundle), "--pubkey", str(keys / "trt-edge-signing.pub")])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_generated_private_key_is_private_and_not_overwritten(keys: Path) -> None:
+    assert (keys / "trt-edge-signing.key").stat().st_mode & 0o777 == 0o600
+    before = (keys / "trt-edge-signing.key").read_bytes()
+    assert main(["keys", "generate", str(keys)]) == 2
+    assert (keys / "trt-edge-signing.key").read_bytes() == before
+
+
+def test_signed_bundle_verifies(
+    bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sign(bundle, keys)
+    code, out = verify(bundle, keys, capsys)
+    assert code == 0, out
+    assert "tiny 1.0.0" in out and "2 files match" in out
+
+
+def test_unsigned_bundle_is_refused(
+    bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = verify(bundle, keys, capsys)
+    assert code == 1
+    assert "bundle.sig: missing; the bundle is unsigned" in out
+
+
+@pytest.mark.parametrize("rel", ["model.pte", "reports/validation.json"])
+def test_any_changed_byte_is_refused_naming_the_file(
+    bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str], rel: str
+) -> None:
+    sign(bundle, keys)
+    path = bundle / rel
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    code, out = verify(bundle, keys, capsys)
+    assert code == 1
+    assert f"{rel}: sha256" in out and "does not match bundle.json" in out
+
+
+def test_changed_bundle_json_is_refused(
+    bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sign(bundle, keys)
+    doc = (bundle / "bundle.json").read_bytes().replace(b'"1.0.0"', b'"1.0.1"')
+    (bundle / "bundle.json").write_bytes(doc)
+    code, out = verify(bundle, keys, capsys)
+    assert code == 1
+    assert "signature does not match its content" in out
+
+
+def test_reformatted_bundle_json_is_refused(
+    bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sign(bundle, keys)
+    doc = (bundle / "bundle.json").read_bytes().replace(b",", b", ", 1)
+    (bundle / "bundle.json").write_bytes(doc)
+    code, out = verify(bundle, keys, capsys)
+    assert code == 1
+    assert "not in canonical form" in out
+
+
+def test_missing_and_extra_files_are_all_reported(
+    bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sign(bundle, keys)
+    (bundle / "reports" / "validation.json").unlink()
+    (bundle / "payload.sh").write_text("echo hi\n")
+    code, out = verify(bundle, keys, capsys)
+    assert code == 1
+    assert "reports/validation.json: listed in bundle.json but missing" in out
+    assert "payload.sh: extra file not listed in bundle.json" in out
+
+
+def test_symlink_in_bundle_is_refused(
+    bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sign(bundle, keys)
+    os.symlink("/etc/passwd", bundle / "passwd")
+    code, out = verify(bundle, keys, capsys)
+    assert code == 1
+    assert "passwd: is a symbolic link" in out
+
+
+def test_wrong_key_is_refused_as_untrusted(
+    bundle: Path, keys: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sign(bundle, keys)
+    assert main(["keys", "generate", str(tmp_path / "other")]) == 0
+    code, out = verify(bundle, tmp_path / "other", capsys)
+    assert code == 1
+    assert "which is not trusted here" in out
+
+
+def test_signature_made_by_another_key_under_a_trusted_id_is_refused(
+    bundle: Path, keys: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A forged bundle.sig that claims the trusted key's id still fails the ed25519 check."""
+    sign(bundle, keys)
+    genuine = (bundle / "bundle.sig").read_bytes()
+    assert main(["keys", "generate", str(tmp_path / "other")]) == 0
+    sign(bundle, tmp_path / "other")
+    forged = (bundle / "bundle.sig").read_bytes()
+    genuine_id = genuine.split(b'"key_id":"')[1].split(b'"')[0]
+    forged_id = forged.split(b'"key_id":"')[1].split(b'"')[0]
+    (bundle / "bundle.sig").write_bytes(forged.replace(forged_id, genuine_id))
+    code, out = verify(bundle, keys, capsys)
+    assert code == 1
+    assert "signature does not match its content" in out
+
+
+def test_signing_a_damaged_bundle_is_refused(
+    bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (bundle / "model.pte").write_bytes(b"tampered")
+    code = main(["sign", str(bundle), "--key", str(keys / "trt-edge-signing.key")])
+    assert code == 1
+    assert "refusing to sign" in capsys.readouterr().err
+    assert not (bundle / "bundle.sig").exists()
+
+
+def test_public_key_passed_as_signing_key_is_bad_input(
+    bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["sign", str(bundle), "--key", str(keys / "trt-edge-signing.pub")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "trt-edge-signing.pub: not an unencrypted PEM private key" in err
