@@ -31,6 +31,7 @@ from trt_edge_runner.policy import (
     ProfileTable,
     Request,
     Selection,
+    profile_fits,
     select_profile,
 )
 
@@ -91,32 +92,49 @@ def check_inputs(
     a bundle manifest (names taken from it). Every input is checked; the
     message names the first offending input, dim, value and allowed range.
     """
-    table, names, profile_names = _table_names(source, names, profile_names)
+    if not isinstance(source, ProfileTable):
+        source, names, profile_names = _table_names(source, names, profile_names)
+    table = source
+    # Fast path first (runs once per execution): messages are built only on failure.
+    if profile_fits(table, profile, dims):
+        return
+    raise _mismatch(table, profile, dims, names, profile_names)
+
+
+def _mismatch(
+    table: ProfileTable,
+    profile: int,
+    dims: Sequence[Dims],
+    names: Sequence[str] | None,
+    profile_names: Sequence[str] | None,
+) -> ProfileMismatchError:
+    """The error for the first input of `dims` that `profile` does not accept."""
     where = _profile_label(profile, profile_names)
     if not 0 <= profile < len(table.bounds):
-        raise ProfileMismatchError(
+        return ProfileMismatchError(
             f"{where} does not exist: the engine has {len(table.bounds)} profile(s)"
         )
     row = table.bounds[profile]
     if len(row) < len(dims):
-        raise ProfileMismatchError(
+        return ProfileMismatchError(
             f"{where} describes {len(row)} input(s) but the execution passes {len(dims)}; "
             "the bundle's profile table is malformed: rebuild the bundle"
         )
     for i, (bounds, shape) in enumerate(zip(row, dims, strict=False)):
         name = _input_name(names, i)
         if len(shape) != len(bounds.min) or len(shape) != len(bounds.max):
-            raise ProfileMismatchError(
+            return ProfileMismatchError(
                 f"input {name!r} has rank {len(shape)} (shape {_shape(shape)}) but {where} "
                 f"expects rank {len(bounds.min)} {_envelope(bounds)}; pass a tensor of that rank"
             )
         for d, (value, lo, hi) in enumerate(zip(shape, bounds.min, bounds.max, strict=True)):
             if value < lo or value > hi:
-                raise ProfileMismatchError(
+                return ProfileMismatchError(
                     f"input {name!r} dim {d} = {value} is outside {where}'s allowed range "
                     f"[{lo}, {hi}] (shape {_shape(shape)}, profile accepts {_envelope(bounds)}); "
                     "pass a shape inside the range, or pin/select a profile that accepts it"
                 )
+    raise AssertionError("_mismatch called for inputs the profile accepts")
 
 
 def no_match_error(

@@ -48,6 +48,8 @@ def as_index(value: object, what: str = "profile index") -> int:
     `bool` is an `int` subclass, so `True` would silently mean profile 1; it is
     rejected like a float is, with a TypeError.
     """
+    if type(value) is int:  # the common case, first: guards are built per execution
+        return value
     if isinstance(value, bool) or type(value).__name__ in ("bool_", "bool"):
         raise TypeError(f"{what} must be an integer, got a boolean ({value!r})")
     try:
@@ -99,7 +101,8 @@ class Request:
 
     @staticmethod
     def pinned(index: object) -> Request:
-        return Request("pinned", as_index(index))
+        i = as_index(index)
+        return _PINNED[i] if 0 <= i < len(_PINNED) else Request("pinned", i)
 
     @staticmethod
     def auto() -> Request:
@@ -109,8 +112,11 @@ class Request:
         return f"pinned({self.index})" if self.kind == "pinned" else self.kind
 
 
+# Requests are immutable values; the common ones are built once, so entering a
+# guard costs no dataclass construction on the hot path.
 _DEFAULT = Request("default")
 _AUTO = Request("auto")
+_PINNED = tuple(Request("pinned", i) for i in range(16))
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +132,11 @@ class ProfileBounds:
         rank = len(dims)
         if rank != len(lo) or rank != len(hi):
             return False
-        # Plain loops, not all(<genexpr>): this runs per input per execution.
-        for d, a, b in zip(dims, lo, hi, strict=True):  # noqa: SIM110
-            if d < a or d > b:
+        # A plain indexed loop, not all(<genexpr>) or zip: this runs per input
+        # per profile tried per execution, and the Python budget is a few µs.
+        for k in range(rank):
+            d = dims[k]
+            if d < lo[k] or d > hi[k]:
                 return False
         return True
 
@@ -183,15 +191,26 @@ def _ok(profile: int) -> Selection:
 
 
 def profile_fits(table: ProfileTable, profile: int, input_dims: Sequence[Dims]) -> bool:
-    """Whether `profile` accepts every input; an index or row the table lacks does not fit."""
+    """Whether `profile` accepts every input; an index or row the table lacks does not fit.
+
+    `ProfileBounds.fits` inlined: this runs once per profile tried per
+    execution, and a method call per input is a measurable part of the budget.
+    """
     if profile < 0 or profile >= len(table.bounds):
         return False
     row = table.bounds[profile]
     if len(row) < len(input_dims):
         return False
-    for bounds, dims in zip(row, input_dims, strict=False):  # noqa: SIM110
-        if not bounds.fits(dims):
+    for i, dims in enumerate(input_dims):
+        bounds = row[i]
+        lo, hi = bounds.min, bounds.max
+        rank = len(dims)
+        if rank != len(lo) or rank != len(hi):
             return False
+        for k in range(rank):
+            d = dims[k]
+            if d < lo[k] or d > hi[k]:
+                return False
     return True
 
 
