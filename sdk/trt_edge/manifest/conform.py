@@ -1,0 +1,220 @@
+"""Step 2, schema: check parsed data against the pydantic models, as located diagnostics.
+
+pydantic reports errors by location tuples that may contain union member tags
+(`"range"`, `"int"`) which are not keys in the document; we walk each location
+alongside the data to drop those, so every message points at a real key or
+value. Messages are rewritten for people ("unknown key 'mni'; did you mean
+'min'?") instead of pydantic's defaults.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from collections import defaultdict
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from trt_edge.manifest.diagnostics import Diagnostic
+from trt_edge.manifest.locations import JsonPath, LocationIndex, format_path
+from trt_edge.manifest.models import Manifest
+from trt_edge.targets.catalog import did_you_mean
+
+_TYPE_ERRORS = {
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "an integer",
+    "string_type": "a string",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "dict_type": "a mapping (key: value)",
+    "model_type": "a mapping (key: value)",
+    "model_attributes_type": "a mapping (key: value)",
+    "none_required": "nothing",
+}
+
+_PATTERN_HINTS = {
+    ("metadata", "name"): "lower-case letters, digits and '-', starting with a letter or digit "
+    "(e.g. 'tiny-llm')",
+}
+
+
+def describe(value: Any, raw: str | None = None) -> str:
+    """A short, human description of a YAML value, quoting what was written when known."""
+    if isinstance(value, bool):
+        shown = raw if raw is not None else str(value).lower()
+        return f"{shown} (a boolean)"
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, int | float):
+        return f"{raw if raw is not None else value} (a number)"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"{raw or value!r} ({type(value).__name__})"
+
+
+def data_path(data: Any, loc: tuple[Any, ...], keep_last: bool) -> JsonPath:
+    """The document path of a pydantic `loc`, without union tags."""
+    path: list[str | int] = []
+    current = data
+    last = len(loc) - 1
+    for i, part in enumerate(loc):
+        in_dict = isinstance(current, dict) and part in current
+        in_list = isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current)
+        if in_dict or in_list:
+            path.append(part)
+            current = current[part]
+        elif i == last and keep_last:
+            path.append(part)
+        # else: a union member tag, not part of the document
+    return tuple(path)
+
+
+def _unwrap(tp: Any) -> list[Any]:
+    """Member types of `tp` with Annotated/Optional/Union peeled off."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(tp)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        out: list[Any] = []
+        for arg in typing.get_args(tp):
+            out.extend(_unwrap(arg))
+        return out
+    return [tp]
+
+
+def _model_at(path: JsonPath) -> type[BaseModel] | None:
+    """The model class whose instance sits at `path` in a manifest, if any."""
+    candidates: list[Any] = [Manifest]
+    for part in path:
+        following: list[Any] = []
+        for tp in candidates:
+            for member in _unwrap(tp):
+                origin = typing.get_origin(member)
+                if isinstance(member, type) and issubclass(member, BaseModel):
+                    if isinstance(part, str):
+                        for name, info in member.model_fields.items():
+                            if part in (info.alias, name):
+                                following.append(info.annotation)
+                elif origin in (list, tuple) and isinstance(part, int):
+                    following.append(typing.get_args(member)[0])
+                elif origin is dict and isinstance(part, str):
+                    following.append(typing.get_args(member)[1])
+        candidates = following
+    for tp in candidates:
+        for member in _unwrap(tp):
+            if isinstance(member, type) and issubclass(member, BaseModel):
+                return member
+    return None
+
+
+def allowed_keys(path: JsonPath) -> list[str]:
+    model = _model_at(path)
+    if model is None:
+        return []
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _message(err: Any, path: JsonPath, data: Any, locations: LocationIndex) -> str:
+    kind = err["type"]
+    value = err.get("input")
+    raw = locations.raw.get(path)
+    if kind == "extra_forbidden":
+        key = path[-1] if path else ""
+        allowed = allowed_keys(path[:-1])
+        hint = did_you_mean(str(key), allowed)
+        return f"unknown key {key!r}{hint}; allowed here: {', '.join(allowed)}"
+    if kind == "missing":
+        key = path[-1] if path else ""
+        return f"missing required key {key!r}"
+    if kind == "literal_error":
+        expected = re.findall(r"'([^']*)'", err.get("ctx", {}).get("expected", ""))
+        hint = did_you_mean(str(value), expected) if isinstance(value, str) else ""
+        options = ", ".join(repr(e) for e in expected)
+        return f"expected one of {options}, got {describe(value, raw)}{hint}"
+    if kind in _TYPE_ERRORS and len(path) == 4 and path[0] == "profiles" and path[2] == "dims":
+        return (
+            f"expected an integer (min = opt = max) or a mapping {{min, opt, max}}, "
+            f"got {describe(value, raw)}"
+        )
+    if kind in _TYPE_ERRORS:
+        message = f"expected {_TYPE_ERRORS[kind]}, got {describe(value, raw)}"
+        if kind == "string_type" and isinstance(value, int | float) and raw is not None:
+            message += f'; quote it to keep it text: "{raw}"'
+        return message
+    if kind == "string_pattern_mismatch":
+        tail = tuple(str(p) for p in path[-2:])
+        pattern_hint = _PATTERN_HINTS.get((tail[0], tail[1])) if len(tail) == 2 else None
+        return f"{describe(value, raw)} is not allowed here: use {pattern_hint or err['msg']}"
+    if kind in ("too_short", "too_long") and path and path[-1] == "values":
+        return f"expected [low, high) with exactly two integers, got {len(value or [])} items"
+    if kind == "too_short" and path == ("inputs",):
+        return "at least one input is needed: list forward()'s arguments in order"
+    if kind == "string_too_short":
+        return "must not be empty"
+    if kind == "greater_than_equal":
+        return f"must be >= {err.get('ctx', {}).get('ge')}, got {describe(value, raw)}"
+    return f"{err['msg']} (got {describe(value, raw)})"
+
+
+def _merge_union_errors(items: list[tuple[JsonPath, Any]]) -> list[tuple[JsonPath, Any]]:
+    """A value that fits no member of `int | str` yields one error per member: keep one."""
+    by_path: dict[JsonPath, list[Any]] = defaultdict(list)
+    for path, err in items:
+        by_path[path].append(err)
+    merged: list[tuple[JsonPath, Any]] = []
+    for path, errs in by_path.items():
+        type_errs = [e for e in errs if e["type"] in _TYPE_ERRORS]
+        if len(type_errs) > 1 and len(type_errs) == len(errs):
+            names = sorted({_TYPE_ERRORS[e["type"]] for e in type_errs})
+            combined = dict(type_errs[0])
+            combined["type"] = "_union"
+            combined["names"] = names
+            merged.append((path, combined))
+        else:
+            merged.extend((path, e) for e in errs)
+    return merged
+
+
+def check_schema(
+    data: Any, locations: LocationIndex, file: str
+) -> tuple[Manifest | None, list[Diagnostic]]:
+    """Validate `data`; returns the model (when valid) and located diagnostics."""
+    try:
+        return Manifest.model_validate(data), []
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+    items = [(data_path(data, tuple(e["loc"]), e["type"] == "missing"), e) for e in errors]
+    diagnostics: list[Diagnostic] = []
+    for path, err in _merge_union_errors(items):
+        if err["type"] == "_union":
+            value = err.get("input")
+            message = (
+                f"expected {' or '.join(err['names'])}, "
+                f"got {describe(value, locations.raw.get(path))}"
+            )
+        elif path == () and err["type"] in ("model_type", "dict_type"):
+            message = (
+                f"a manifest is a mapping (apiVersion, kind, metadata, model, inputs, ...), "
+                f"got {describe(err.get('input'))}"
+            )
+        else:
+            message = _message(err, path, data, locations)
+        if err["type"] == "missing":
+            pos = locations.key(path[:-1]) if path[:-1] else locations.value(())
+        elif err["type"] == "extra_forbidden":
+            pos = locations.key(path)
+        else:
+            pos = locations.value(path)
+        diagnostics.append(
+            Diagnostic(file, pos.line, pos.col, "error", format_path(path), message, "schema")
+        )
+    return None, diagnostics

@@ -1,0 +1,57 @@
+"""Paths into a manifest and the YAML positions they came from.
+
+A path is a tuple of keys and list indices, e.g. `("profiles", 1, "dims", "seq")`,
+shown as `profiles[1].dims.seq`. The parse step records, for every path, where
+its key and its value start in the file, so any later step (schema, semantic)
+can point at the exact line and column of the thing it complains about.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PathPart = str | int
+JsonPath = tuple[PathPart, ...]
+
+
+def format_path(path: JsonPath) -> str:
+    """`("profiles", 1, "dims", "seq")` → `profiles[1].dims.seq`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+@dataclass(frozen=True)
+class Position:
+    """1-based line and column."""
+
+    line: int
+    col: int
+
+
+@dataclass
+class LocationIndex:
+    """Where each path's key and value start in the source file."""
+
+    keys: dict[JsonPath, Position] = field(default_factory=dict)
+    values: dict[JsonPath, Position] = field(default_factory=dict)
+    raw: dict[JsonPath, str] = field(default_factory=dict)  # scalar text as written
+
+    def value(self, path: JsonPath) -> Position:
+        """Position of the value at `path`, or of the nearest enclosing value that exists."""
+        probe = path
+        while probe:
+            if probe in self.values:
+                return self.values[probe]
+            probe = probe[:-1]
+        return self.values.get((), Position(1, 1))
+
+    def key(self, path: JsonPath) -> Position:
+        """Position of the key naming `path` (falls back to its value, then to the parent)."""
+        if path in self.keys:
+            return self.keys[path]
+        return self.value(path)

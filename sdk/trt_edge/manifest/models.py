@@ -1,0 +1,148 @@
+"""The manifest's shape as pydantic v2 models: the single source of `manifests/schema.json`.
+
+These models check structure and types only (step 2, schema). Cross-field rules —
+symbols vs profiles, phase references, files on disk, target ids — are the
+semantic step's job, where each problem can be reported with its own location.
+Unknown keys are rejected everywhere (`extra="forbid"`) and values are strict
+(`"1"` is not an integer, `1.0` is not a version string): a typo must never be
+silently ignored in a file that decides what ships to a device.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+
+API_VERSION = "trt-edge/v1"
+NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
+SYMBOL_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+Dtype = Literal[
+    "float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"
+]
+INTEGER_DTYPES = frozenset({"int64", "int32", "int16", "int8", "uint8"})
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
+
+
+class Metadata(_Strict):
+    name: str = Field(
+        pattern=NAME_PATTERN,
+        description="Model name: lower-case letters, digits and '-', starting with a letter or "
+        "digit. Names the bundle directory <name>-<version>.",
+    )
+    version: str = Field(min_length=1, description="Model version, e.g. 0.1.0 (a string).")
+    description: str | None = Field(default=None, description="Free text for people.")
+
+
+class ModelSource(_Strict):
+    entrypoint: str | None = Field(
+        default=None,
+        description="'file.py:function' (file relative to the manifest) or "
+        "'package.module:function' returning the torch.nn.Module to export.",
+    )
+    exported: str | None = Field(
+        default=None,
+        description="Alternative to entrypoint: a saved torch.export program (.pt2), "
+        "relative to the manifest.",
+    )
+
+
+class InputSpec(_Strict):
+    name: str = Field(description="Argument name of forward(), in argument order.")
+    dtype: Dtype
+    shape: list[int | str] = Field(
+        description="Static extents as integers, dynamic ones as symbol names (e.g. [1, seq])."
+    )
+    values: list[int] | None = Field(
+        default=None,
+        min_length=2,
+        max_length=2,
+        description="[low, high) for integer inputs: the values example and validation "
+        "inputs are drawn from (token ids, positions).",
+    )
+
+
+class DimRange(_Strict):
+    min: int = Field(description="Smallest extent this profile accepts (>= 1).")
+    opt: int = Field(description="Extent TensorRT tunes kernels for (min <= opt <= max).")
+    max: int = Field(description="Largest extent this profile accepts.")
+
+
+def _dim_kind(value: Any) -> str:
+    return "range" if isinstance(value, dict) else "fixed"
+
+
+DimValue = Annotated[
+    Annotated[int, Tag("fixed")] | Annotated[DimRange, Tag("range")],
+    Discriminator(_dim_kind),
+]
+
+
+class ProfileSpec(_Strict):
+    name: str = Field(description="Label for people and the phase map; compiles to an index.")
+    dims: dict[str, DimValue] = Field(
+        default_factory=dict,
+        description="Per symbol: an integer (min = opt = max) or {min, opt, max}.",
+    )
+
+
+class Runtime(_Strict):
+    policy: Literal["pinned", "auto"] = Field(
+        description="pinned: every phase names its profile. auto: sticky first-fit picks the "
+        "profile from the input shapes."
+    )
+    phases: dict[str, str | int] = Field(
+        default_factory=dict,
+        description="Phase name -> profile name or index (or 'auto' under policy auto).",
+    )
+
+
+class Build(_Strict):
+    backend: Literal["auto", "tensorrt", "xnnpack", "portable"] = Field(
+        default="auto",
+        description="auto: TensorRT where the target has it, XNNPACK on CPU targets.",
+    )
+    precision: Literal["fp32", "fp16", "bf16", "int8"] = "fp32"
+    targets: list[str] = Field(
+        default_factory=lambda: ["cpu-x86_64"],
+        description="Target ids from the target catalog (trt-edge validate lists them).",
+    )
+
+
+class Parity(_Strict):
+    atol: float = Field(default=1.0e-3, ge=0)
+    rtol: float = Field(default=1.0e-3, ge=0)
+
+
+class Validate(_Strict):
+    parity: Parity = Field(default_factory=Parity)
+
+
+class Manifest(_Strict):
+    """A trt-edge model manifest (apiVersion trt-edge/v1)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        title="trt-edge manifest",
+        json_schema_extra={"$id": "https://trt-edge.dev/schemas/manifest-v1.json"},
+    )
+
+    apiVersion: Literal["trt-edge/v1"]
+    kind: Literal["Model"]
+    metadata: Metadata
+    model: ModelSource
+    inputs: list[InputSpec] = Field(min_length=1, description="forward() arguments, in order.")
+    profiles: list[ProfileSpec] = Field(
+        default_factory=list,
+        description="Ordered optimization profiles: position = the profile index that ships.",
+    )
+    runtime: Runtime | None = Field(
+        default=None, description="Which profile each phase uses (default: policy auto)."
+    )
+    build: Build = Field(default_factory=Build)
+    validate_: Validate = Field(default_factory=Validate, alias="validate")

@@ -1,0 +1,19 @@
+"""Target catalog: device families (CPU, Jetson, x86 GPU) and their software stacks, as data."""
+
+from trt_edge.targets.catalog import (
+    CatalogError,
+    Target,
+    TargetCatalog,
+    UnknownTargetError,
+    did_you_mean,
+    load_catalog,
+)
+
+__all__ = [
+    "CatalogError",
+    "Target",
+    "TargetCatalog",
+    "UnknownTargetError",
+    "did_you_mean",
+    "load_catalog",
+]

@@ -1,0 +1,169 @@
+"""The target catalog: which devices a bundle can be built for, read from `catalog.json`.
+
+Versions (JetPack ↔ L4T ↔ CUDA ↔ TensorRT ↔ SM) live in data, not in `if` chains,
+so adding a device family is editing one JSON file; the sources for every
+version are listed at the top of that file. Only the standard library is used:
+`trt-edge validate` checks target ids and must stay instant.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, fields
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+TargetKind = Literal["cpu", "jetson", "x86"]
+Arch = Literal["x86_64", "aarch64"]
+
+CATALOG_FILE = "catalog.json"
+
+
+class UnknownTargetError(KeyError):
+    """A target id that is not in the catalog; the message suggests the closest ids."""
+
+    def __init__(self, target_id: str, known: tuple[str, ...]) -> None:
+        self.target_id = target_id
+        self.known = known
+        super().__init__(target_id)
+
+    def __str__(self) -> str:
+        hint = did_you_mean(self.target_id, self.known)
+        return f"unknown target {self.target_id!r}{hint}; known targets: {', '.join(self.known)}"
+
+
+class CatalogError(ValueError):
+    """`catalog.json` itself is malformed (a packaging bug, not a user mistake)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One device family: its hardware, its software stack and the images that build for it."""
+
+    id: str
+    kind: TargetKind
+    description: str
+    arch: Arch
+    gpu: str | None
+    sm: str | None  # compute capability, e.g. "8.7"; comma-separated when a family spans several
+    jetpack: str | None
+    l4t: str | None
+    cuda: str | None
+    tensorrt: str | None
+    builder_image: str  # folder name under images/
+    runtime_image: str
+    requires_tensorrt: bool
+    flash_board: str | None
+    flash_tool: str | None
+
+    def fingerprint(self) -> dict[str, str | None]:
+        """What `bundle.json`'s `target` records and what a device compares against its own.
+
+        Only the fields that decide whether a built engine can run: descriptions and
+        image names may change without invalidating an installed bundle.
+        """
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "arch": self.arch,
+            "sm": self.sm,
+            "jetpack": self.jetpack,
+            "l4t": self.l4t,
+            "cuda": self.cuda,
+            "tensorrt": self.tensorrt,
+        }
+
+    def sm_list(self) -> tuple[str, ...]:
+        """The compute capabilities this target covers (empty for CPU targets)."""
+        if self.sm is None:
+            return ()
+        return tuple(part.strip() for part in self.sm.split(",") if part.strip())
+
+    def accepts_sm(self, sm: str) -> bool:
+        """Whether a device reporting compute capability `sm` belongs to this target."""
+        return sm in self.sm_list()
+
+
+@dataclass(frozen=True)
+class TargetCatalog:
+    """All known targets, in catalog order."""
+
+    targets: tuple[Target, ...]
+
+    def ids(self) -> tuple[str, ...]:
+        return tuple(t.id for t in self.targets)
+
+    def get(self, target_id: str) -> Target:
+        """The target with this id; `UnknownTargetError` (with suggestions) otherwise."""
+        for target in self.targets:
+            if target.id == target_id:
+                return target
+        raise UnknownTargetError(target_id, self.ids())
+
+    def __contains__(self, target_id: object) -> bool:
+        return any(t.id == target_id for t in self.targets)
+
+    def __iter__(self) -> Iterator[Target]:
+        return iter(self.targets)
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+
+def did_you_mean(word: str, candidates: tuple[str, ...] | list[str]) -> str:
+    """`" (did you mean 'x'?)"` for the closest candidate, or an empty string."""
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+_REQUIRED = tuple(f.name for f in fields(Target))
+
+
+def _target_from(entry: Any, where: str) -> Target:
+    if not isinstance(entry, dict):
+        raise CatalogError(f"{where}: expected an object")
+    missing = [name for name in _REQUIRED if name not in entry]
+    extra = sorted(set(entry) - set(_REQUIRED))
+    if missing or extra:
+        raise CatalogError(f"{where}: missing fields {missing}, unknown fields {extra}")
+    if entry["kind"] not in ("cpu", "jetson", "x86"):
+        raise CatalogError(f"{where}.kind: {entry['kind']!r} is not cpu, jetson or x86")
+    if entry["arch"] not in ("x86_64", "aarch64"):
+        raise CatalogError(f"{where}.arch: {entry['arch']!r} is not x86_64 or aarch64")
+    if not isinstance(entry["requires_tensorrt"], bool):
+        raise CatalogError(f"{where}.requires_tensorrt: expected true or false")
+    return Target(**entry)
+
+
+def parse_catalog(doc: Any, source: str = CATALOG_FILE) -> TargetCatalog:
+    """Build a catalog from a parsed JSON document, refusing duplicates and unknown fields."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("targets"), list):
+        raise CatalogError(f"{source}: expected an object with a 'targets' list")
+    targets = tuple(
+        _target_from(entry, f"{source}: targets[{i}]") for i, entry in enumerate(doc["targets"])
+    )
+    ids = [t.id for t in targets]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise CatalogError(f"{source}: duplicate target ids {duplicates}")
+    return TargetCatalog(targets)
+
+
+@lru_cache(maxsize=4)
+def load_catalog(path: Path | None = None) -> TargetCatalog:
+    """The packaged catalog (or the one at `path`). Cached: it is read on every validate."""
+    if path is None:
+        text = resources.files("trt_edge.targets").joinpath(CATALOG_FILE).read_text("utf-8")
+        source = CATALOG_FILE
+    else:
+        text = path.read_text("utf-8")
+        source = str(path)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CatalogError(f"{source}:{exc.lineno}:{exc.colno}: {exc.msg}") from None
+    return parse_catalog(doc, source)
