@@ -1,0 +1,152 @@
+"""Input and output tensors for a bundle: random inputs from its I/O spec, `.npz` files.
+
+Why random inputs respect `values`: an integer input such as `input_ids` or
+`start_pos` indexes an embedding table or a cache, so a value outside the range
+the manifest declares is not a test input but an out-of-bounds read. Why `.npz`:
+it is numpy's own container for several named arrays, readable on a device with
+numpy alone, and keys map one to one onto the bundle's input and output names.
+
+numpy is imported inside the functions: `trt-edge-device --help` must stay instant.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from trt_edge_runner.bundle_format import BundleManifest, TensorSpec
+from trt_edge_runner.errors import InputSpecError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+# Bundle dtype names are numpy/torch spellings; these are the ones a CPU runner can feed.
+NUMPY_DTYPES: dict[str, str] = {
+    "float32": "float32",
+    "float16": "float16",
+    "float64": "float64",
+    "int64": "int64",
+    "int32": "int32",
+    "int16": "int16",
+    "int8": "int8",
+    "uint8": "uint8",
+    "bool": "bool",
+}
+
+# Integer inputs without a declared `values` range get small non-negative values:
+# safe for indices, and the runner cannot guess anything better.
+DEFAULT_INT_RANGE = (0, 2)
+
+
+def numpy_dtype(spec: TensorSpec) -> np.dtype[Any]:
+    """The numpy dtype of one input or output, or InputSpecError naming it."""
+    import numpy as np
+
+    name = NUMPY_DTYPES.get(spec.dtype)
+    if name is None:
+        raise InputSpecError(
+            f"{spec.name}: dtype {spec.dtype!r} has no numpy equivalent on this runner "
+            f"(supported: {', '.join(sorted(NUMPY_DTYPES))})"
+        )
+    return np.dtype(name)
+
+
+def shape_for(spec: TensorSpec, dims: Mapping[str, int]) -> tuple[int, ...]:
+    """Concrete shape of `spec` with its symbols taken from `dims`; names a missing symbol."""
+    shape = []
+    for d in spec.shape:
+        if isinstance(d, int):
+            shape.append(d)
+        elif d in dims:
+            shape.append(int(dims[d]))
+        else:
+            raise InputSpecError(
+                f"input {spec.name!r} needs a value for symbol {d!r}: pass it with "
+                f"--dims {d}=N (or a profile whose opt sets it)"
+            )
+    return tuple(shape)
+
+
+def random_inputs(
+    manifest: BundleManifest, dims: Mapping[str, int], seed: int = 0
+) -> list[npt.NDArray[Any]]:
+    """One random array per bundle input, in input order, shaped by `dims`.
+
+    Integer inputs draw from their `values` range [low, high) when the bundle
+    declares one; floats are standard normal. The same seed gives the same arrays.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    arrays: list[npt.NDArray[Any]] = []
+    for spec in manifest.inputs:
+        dtype = numpy_dtype(spec)
+        shape = shape_for(spec, dims)
+        if dtype == np.bool_:
+            arrays.append(rng.integers(0, 2, size=shape).astype(np.bool_))
+        elif np.issubdtype(dtype, np.integer):
+            low, high = spec.values if spec.values is not None else DEFAULT_INT_RANGE
+            arrays.append(rng.integers(low, high, size=shape, dtype=dtype))
+        else:
+            arrays.append(rng.standard_normal(size=shape).astype(dtype))
+    return arrays
+
+
+def load_npz(path: Path | str, manifest: BundleManifest) -> list[npt.NDArray[Any]]:
+    """The bundle's inputs from an `.npz` keyed by input name, in input order.
+
+    Keys `arr_0`, `arr_1`, … (what `np.savez(f, *arrays)` writes) are accepted
+    positionally when no input name is present, so quick scripts also work.
+    """
+    import numpy as np
+
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            stored = {key: npz[key] for key in npz.files}
+    except FileNotFoundError:
+        raise InputSpecError(f"{path}: no such inputs file") from None
+    except (OSError, ValueError) as exc:
+        raise InputSpecError(f"{path}: not a readable .npz file ({exc})") from None
+    names = [spec.name for spec in manifest.inputs]
+    if not any(name in stored for name in names) and all(
+        f"arr_{i}" in stored for i in range(len(names))
+    ):
+        return [stored[f"arr_{i}"] for i in range(len(names))]
+    missing = [name for name in names if name not in stored]
+    if missing:
+        raise InputSpecError(
+            f"{path}: missing input(s) {', '.join(missing)}; the bundle's inputs are "
+            f"{', '.join(names)} (keys found: {', '.join(sorted(stored)) or 'none'})"
+        )
+    return [stored[name] for name in names]
+
+
+def save_npz(path: Path | str, arrays: Mapping[str, npt.NDArray[Any]]) -> None:
+    """Write named arrays to `path` atomically: a reader never sees a half-written file."""
+    import numpy as np
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            np.savez(handle, **dict(arrays))  # type: ignore[arg-type]
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def named(specs: Sequence[TensorSpec], arrays: Sequence[Any]) -> dict[str, Any]:
+    """Pair arrays with their spec names (outputs beyond the spec get `output_<i>`)."""
+    return {
+        (specs[i].name if i < len(specs) else f"output_{i}"): array
+        for i, array in enumerate(arrays)
+    }
