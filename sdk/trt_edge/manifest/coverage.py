@@ -28,8 +28,8 @@ def coverage_diagnostics(
     names = [f"{p.name!r} (#{i})" for i, p in enumerate(profiles)]
     auto = manifest.runtime.policy == "auto" or "auto" in manifest.runtime.phases.values()
 
-    def warn(path: JsonPath, message: str) -> None:
-        pos = locations.value(path)
+    def warn(path: JsonPath, message: str, at_key: bool = False) -> None:
+        pos = locations.key(path) if at_key else locations.value(path)
         out.append(
             Diagnostic(file, pos.line, pos.col, "warning", format_path(path), message, "semantic")
         )
@@ -60,5 +60,6 @@ def coverage_diagnostics(
             ("profiles",),
             f"gap: shapes inside the export domain ({domain}) that no profile accepts: "
             f"{shown}{more}; requests there fail at run time — widen a profile or add one",
+            at_key=True,
         )
     return out

@@ -1,0 +1,88 @@
+"""`trt-edge profiles MANIFEST`: the profile table, the export domain and a drawing per symbol.
+
+Shows what ships (index → name → ranges → phases that pin it) and draws each
+symbol's ranges so overlaps and gaps are visible at a glance. Exit codes as
+`trt-edge validate`: 0 ok, 1 manifest errors, 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "profiles",
+        help="show a manifest's optimization profiles, export domain, overlaps and gaps",
+        description="Print the profile table (index, name, ranges, phases) and, per symbol, "
+        "a drawing of every profile's range with overlaps and gaps marked.",
+    )
+    parser.add_argument("manifest", help="path to manifest.yaml")
+    parser.set_defaults(run=run)
+
+
+def table(manifest: Any) -> list[str]:
+    symbols = manifest.symbols()
+    phases_by_index: dict[int, list[str]] = {}
+    for phase, target in manifest.runtime.phases.items():
+        if isinstance(target, int):
+            phases_by_index.setdefault(target, []).append(phase)
+    header = ["#", "profile", *[f"{s} (min/opt/max)" for s in symbols], "phases"]
+    rows = []
+    for i, p in enumerate(manifest.profiles):
+        cells = [str(i), p.name]
+        for s in symbols:
+            r = p.dims[s]
+            cells.append(f"{r.min}/{r.opt}/{r.max}")
+        pinned = phases_by_index.get(i, [])
+        cells.append(", ".join(pinned) if pinned else "-")
+        rows.append(cells)
+    widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(cell.ljust(w) for cell, w in zip(cells, widths, strict=True)).rstrip()
+
+    out = [line(header), line(["─" * w for w in widths])]
+    out += [line(r) for r in rows]
+    auto = [ph for ph, t in manifest.runtime.phases.items() if t == "auto"]
+    policy = f"policy {manifest.runtime.policy}"
+    if auto:
+        policy += f"; phases on auto (sticky first-fit): {', '.join(auto)}"
+    out.append(policy)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from trt_edge.diagnostics.render import print_diagnostics
+    from trt_edge.manifest import load_manifest
+    from trt_edge.manifest.analysis import format_box, gaps, overlaps
+    from trt_edge.manifest.drawing import draw_symbol
+
+    result = load_manifest(args.manifest)
+    if result.manifest is None:
+        print_diagnostics(result.diagnostics, result.path, sys.stderr, color=sys.stderr.isatty())
+        usage = any(d.stage == "io" for d in result.errors)
+        return 2 if usage else 1
+    m = result.manifest
+    lines = [f"{m.name} {m.version}: {len(m.profiles)} profile(s)", ""]
+    lines += table(m)
+    domain = m.export_domain()
+    symbols = m.symbols()
+    if not symbols:
+        lines += ["", "all inputs are static: no symbols, every call uses profile 0"]
+    for symbol in symbols:
+        lines.append("")
+        lines += draw_symbol(symbol, m.profiles, domain[symbol])
+    found_overlaps = overlaps(m.profiles, symbols)
+    found_gaps = gaps(m.profiles, symbols)
+    if len(symbols) > 1 or found_overlaps or found_gaps:
+        lines.append("")
+    for ov in found_overlaps:
+        a, b = m.profiles[ov.first].name, m.profiles[ov.second].name
+        lines.append(f"overlap: #{ov.first} {a} and #{ov.second} {b} at {format_box(ov.box)}")
+    for gap in found_gaps:
+        lines.append(f"gap: no profile accepts {format_box(gap.box)}")
+    print("\n".join(lines))
+    return 0

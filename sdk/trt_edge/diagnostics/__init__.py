@@ -1,0 +1,1 @@
+"""Showing manifest diagnostics to people: plain lines for logs and pipes, rich on a terminal."""
