@@ -1,0 +1,184 @@
+// trt_edge_conformance FILE: runs profile-selection vectors against profile_policy.h.
+//
+// Prints one line per failing case, then "N passed, M failed"; exits 0 when all
+// pass, 1 when any fails, 2 when the file cannot be read or a case is malformed.
+// Same format and summary as `python -m trt_edge_runner.conformance FILE`.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "trt_edge/profile_policy.h"
+
+namespace {
+
+using nlohmann::json;
+
+struct FormatError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const json& field(const json& obj, const char* key, const std::string& where) {
+  if (!obj.is_object() || !obj.contains(key)) {
+    throw FormatError(where + ": missing '" + key + "'");
+  }
+  return obj.at(key);
+}
+
+int64_t integer(const json& v, const std::string& where) {
+  if (!v.is_number_integer()) {
+    throw FormatError(where + ": expected an integer, got " + v.dump());
+  }
+  return v.get<int64_t>();
+}
+
+trt_edge::Dims dims(const json& v, const std::string& where) {
+  if (!v.is_array()) {
+    throw FormatError(where + ": expected a list of integers, got " + v.dump());
+  }
+  if (v.size() > static_cast<size_t>(trt_edge::kMaxRank)) {
+    throw FormatError(where + ": rank " + std::to_string(v.size()) + " exceeds 8");
+  }
+  trt_edge::Dims out;
+  for (const auto& e : v) {
+    out.push_back(integer(e, where));
+  }
+  return out;
+}
+
+struct Case {
+  std::string name;
+  trt_edge::ProfileTable table;
+  trt_edge::Request request;
+  std::vector<trt_edge::Dims> inputs;
+  trt_edge::Selection expect;
+};
+
+trt_edge::Outcome outcome(const std::string& s, const std::string& where) {
+  using trt_edge::Outcome;
+  for (Outcome o : {Outcome::kOk, Outcome::kPinIgnoredSingleProfile,
+                    Outcome::kRequestedProfileUnavailable, Outcome::kNoProfileMatchesInputs}) {
+    if (s == trt_edge::to_string(o)) {
+      return o;
+    }
+  }
+  throw FormatError(where + ": unknown outcome '" + s + "'");
+}
+
+Case parse_case(const json& raw, const std::string& at) {
+  Case c;
+  const json& name = field(raw, "name", at);
+  if (!name.is_string()) {
+    throw FormatError(at + ".name: expected a string");
+  }
+  c.name = name.get<std::string>();
+  const std::string where = at + " ('" + c.name + "')";
+  const json& table = field(raw, "table", where);
+  const json& rows = field(table, "bounds", where + ".table");
+  if (!rows.is_array()) {
+    throw FormatError(where + ".table.bounds: expected a list of profiles");
+  }
+  for (size_t p = 0; p < rows.size(); ++p) {
+    const std::string rp = where + ".table.bounds[" + std::to_string(p) + "]";
+    if (!rows[p].is_array()) {
+      throw FormatError(rp + ": expected a list of inputs");
+    }
+    std::vector<trt_edge::ProfileBounds> row;
+    for (size_t i = 0; i < rows[p].size(); ++i) {
+      const std::string ri = rp + "[" + std::to_string(i) + "]";
+      row.push_back({dims(field(rows[p][i], "min", ri), ri + ".min"),
+                     dims(field(rows[p][i], "max", ri), ri + ".max")});
+    }
+    c.table.bounds.push_back(std::move(row));
+  }
+  c.table.active = table.contains("active") ? integer(table.at("active"), where + ".active") : 0;
+  const json& req = field(raw, "request", where);
+  const json& kind = field(req, "kind", where + ".request");
+  if (kind == "default") {
+    c.request = trt_edge::Request::default_request();
+  } else if (kind == "auto") {
+    c.request = trt_edge::Request::automatic();
+  } else if (kind == "pinned") {
+    c.request = trt_edge::Request::pinned(
+        integer(field(req, "index", where + ".request"), where + ".request.index"));
+  } else {
+    throw FormatError(where + ".request.kind: expected default, pinned or auto");
+  }
+  const json& inputs = field(raw, "inputs", where);
+  if (!inputs.is_array()) {
+    throw FormatError(where + ".inputs: expected a list of shapes");
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    c.inputs.push_back(dims(inputs[i], where + ".inputs[" + std::to_string(i) + "]"));
+  }
+  const json& expect = field(raw, "expect", where);
+  const json& out = field(expect, "outcome", where + ".expect");
+  if (!out.is_string()) {
+    throw FormatError(where + ".expect.outcome: expected a string");
+  }
+  c.expect.outcome = outcome(out.get<std::string>(), where + ".expect.outcome");
+  const bool has_profile = expect.contains("profile");
+  if (has_profile != trt_edge::continues(c.expect.outcome)) {
+    throw FormatError(where + ".expect: 'profile' must be present exactly when the outcome continues");
+  }
+  if (has_profile) {
+    c.expect.profile = integer(expect.at("profile"), where + ".expect.profile");
+  }
+  return c;
+}
+
+std::string describe(const trt_edge::Selection& s) {
+  std::string out = trt_edge::to_string(s.outcome);
+  if (s.profile) {
+    out += " (profile " + std::to_string(*s.profile) + ")";
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: " << argv[0] << " VECTORS.json\n";
+    return 2;
+  }
+  const std::string path = argv[1];
+  std::vector<Case> cases;
+  try {
+    std::ifstream in(path);
+    if (!in) {
+      throw FormatError(path + ": cannot read");
+    }
+    json doc;
+    try {
+      doc = json::parse(in);
+    } catch (const json::parse_error& e) {
+      throw FormatError(path + ": not JSON: " + e.what());
+    }
+    const json& raw = field(doc, "cases", path);
+    if (!raw.is_array()) {
+      throw FormatError(path + ": 'cases' must be a list");
+    }
+    for (size_t i = 0; i < raw.size(); ++i) {
+      cases.push_back(parse_case(raw[i], path + ": cases[" + std::to_string(i) + "]"));
+    }
+  } catch (const std::exception& e) {  // FormatError, or Dims' length_error
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+  size_t failed = 0;
+  for (const Case& c : cases) {
+    const trt_edge::Selection got = trt_edge::select_profile(c.table, c.request, c.inputs);
+    if (!(got == c.expect)) {
+      ++failed;
+      std::cout << "FAIL " << c.name << ": expected " << describe(c.expect) << ", got "
+                << describe(got) << "\n";
+    }
+  }
+  std::cout << (cases.size() - failed) << " passed, " << failed << " failed\n";
+  return failed == 0 ? 0 : 1;
+}
