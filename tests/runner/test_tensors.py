@@ -1,0 +1,83 @@
+"""random_inputs respects the I/O spec; npz files round-trip by input name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from trt_edge_runner.bundle_format import (
+    SCHEMA_VERSION,
+    BundleManifest,
+    DimRange,
+    Profile,
+    RuntimePolicy,
+    TensorSpec,
+)
+from trt_edge_runner.errors import InputSpecError
+from trt_edge_runner.tensors import load_npz, random_inputs, save_npz
+
+
+def manifest() -> BundleManifest:
+    return BundleManifest(
+        schema_version=SCHEMA_VERSION,
+        name="m",
+        version="1",
+        backend="xnnpack",
+        target={},
+        method="forward",
+        inputs=(
+            TensorSpec("input_ids", "int64", (1, "seq"), (5, 9)),
+            TensorSpec("start_pos", "int64", (1,), (0, 640)),
+            TensorSpec("cache", "float32", (2, "seq", 3)),
+            TensorSpec("mask", "bool", ("seq",)),
+        ),
+        outputs=(),
+        profiles=(Profile("p", {"seq": DimRange(1, 4, 8)}),),
+        runtime=RuntimePolicy("pinned", {"run": 0}),
+        files={},
+    )
+
+
+def test_random_inputs_have_spec_shapes_dtypes_and_values() -> None:
+    arrays = random_inputs(manifest(), {"seq": 7}, seed=1)
+    assert [a.shape for a in arrays] == [(1, 7), (1,), (2, 7, 3), (7,)]
+    assert [a.dtype for a in arrays] == [np.int64, np.int64, np.float32, np.bool_]
+    many = random_inputs(manifest(), {"seq": 8}, seed=2)[0]
+    assert many.min() >= 5 and many.max() < 9
+
+
+def test_random_inputs_are_reproducible_per_seed() -> None:
+    a = random_inputs(manifest(), {"seq": 3}, seed=4)
+    b = random_inputs(manifest(), {"seq": 3}, seed=4)
+    c = random_inputs(manifest(), {"seq": 3}, seed=5)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    assert not np.array_equal(a[2], c[2])
+
+
+def test_missing_symbol_is_named() -> None:
+    with pytest.raises(InputSpecError, match=r"'input_ids' needs a value for symbol 'seq'"):
+        random_inputs(manifest(), {}, seed=0)
+
+
+def test_npz_round_trip_by_name(tmp_path: Path) -> None:
+    arrays = random_inputs(manifest(), {"seq": 2}, seed=0)
+    names = [s.name for s in manifest().inputs]
+    path = tmp_path / "sub" / "in.npz"
+    save_npz(path, dict(zip(reversed(names), reversed(arrays), strict=True)))
+    loaded = load_npz(path, manifest())
+    assert all(np.array_equal(x, y) for x, y in zip(arrays, loaded, strict=True))
+    assert [p.name for p in path.parent.iterdir()] == ["in.npz"]  # no temp file left
+
+
+def test_npz_positional_keys_and_missing_names(tmp_path: Path) -> None:
+    arrays = random_inputs(manifest(), {"seq": 2}, seed=0)
+    positional = tmp_path / "pos.npz"
+    np.savez(positional, *arrays)
+    assert len(load_npz(positional, manifest())) == 4
+    partial = tmp_path / "partial.npz"
+    np.savez(partial, input_ids=arrays[0])
+    with pytest.raises(InputSpecError, match=r"partial\.npz: missing input\(s\) start_pos"):
+        load_npz(partial, manifest())
+    with pytest.raises(InputSpecError, match="no such inputs file"):
+        load_npz(tmp_path / "nope.npz", manifest())
