@@ -1,0 +1,37 @@
+"""Typed errors of the inspect area.
+
+Every reader here raises an `InspectError` subclass with a message that names the
+file, the place inside it and what to do, so the CLI can print it and exit 2 instead
+of showing a traceback, and callers (the build) can tell a broken `.pte` from a broken
+TensorRT blob from a profile-signature disagreement.
+"""
+
+from __future__ import annotations
+
+
+class InspectError(Exception):
+    """Base of every error raised while reading or comparing artifacts."""
+
+
+class PteFormatError(InspectError):
+    """A `.pte` file is truncated, has a bad header or an out-of-range reference."""
+
+
+class TrtBlobError(InspectError):
+    """A Torch-TensorRT ExecuTorch delegate blob (TR01/TR02) is malformed."""
+
+
+class BundleInspectError(InspectError):
+    """A bundle directory or `.tar` is missing files or has an unreadable `bundle.json`."""
+
+
+class ProfileSignatureError(InspectError):
+    """Base of profile-signature problems: malformed signatures and disagreements."""
+
+
+class MalformedProfileSignature(ProfileSignatureError):
+    """A recorded profile signature does not have the documented shape."""
+
+
+class ProfileSignatureMismatch(ProfileSignatureError):
+    """Two multi-profile TensorRT delegates of one method disagree on what an index means."""
