@@ -9,6 +9,7 @@ value. Messages are rewritten for people ("unknown key 'mni'; did you mean
 
 from __future__ import annotations
 
+import difflib
 import re
 import types
 import typing
@@ -165,6 +166,21 @@ def _message(err: Any, path: JsonPath, data: Any, locations: LocationIndex) -> s
     return f"{err['msg']} (got {describe(value, raw)})"
 
 
+def _drop_missing_explained_by_typos(
+    items: list[tuple[JsonPath, Any]],
+) -> list[tuple[JsonPath, Any]]:
+    """`mxa: 512` yields "unknown key 'mxa'" and "missing 'max'": the first says it all."""
+    suggested: set[JsonPath] = set()
+    for path, err in items:
+        if err["type"] == "extra_forbidden" and path:
+            close = difflib.get_close_matches(
+                str(path[-1]), allowed_keys(path[:-1]), n=1, cutoff=0.6
+            )
+            if close:
+                suggested.add((*path[:-1], close[0]))
+    return [(p, e) for p, e in items if not (e["type"] == "missing" and p in suggested)]
+
+
 def _merge_union_errors(items: list[tuple[JsonPath, Any]]) -> list[tuple[JsonPath, Any]]:
     """A value that fits no member of `int | str` yields one error per member: keep one."""
     by_path: dict[JsonPath, list[Any]] = defaultdict(list)
@@ -193,6 +209,7 @@ def check_schema(
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
     items = [(data_path(data, tuple(e["loc"]), e["type"] == "missing"), e) for e in errors]
+    items = _drop_missing_explained_by_typos(items)
     diagnostics: list[Diagnostic] = []
     for path, err in _merge_union_errors(items):
         if err["type"] == "_union":

@@ -127,17 +127,19 @@ class _Walker:
         return out
 
 
-def _yaml_error(file: str, exc: yaml.YAMLError) -> Diagnostic:
+def _yaml_error(file: str, exc: yaml.YAMLError, text: str) -> Diagnostic:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    lines = text.splitlines()
+    if 1 <= line <= len(lines) and lines[line - 1][col - 1 : col] == "\t":
+        message = "not valid YAML: a tab character; YAML indentation must use spaces, not tabs"
+        return Diagnostic(file, line, col, "error", "", message, "parse")
     problem = getattr(exc, "problem", None)
     context = getattr(exc, "context", None)
     if problem:
         message = f"{problem} ({context})" if context else str(problem)
     else:
         message = str(exc).splitlines()[0]
-    if "\t" in message or "'\\t'" in message:
-        message += "; YAML indentation must use spaces, not tabs"
     return Diagnostic(file, line, col, "error", "", f"not valid YAML: {message}", "parse")
 
 
@@ -180,7 +182,7 @@ def parse_text(text: str, file: str) -> Parsed:
         try:
             node = loader.get_single_node()
         except yaml.YAMLError as exc:
-            return Parsed(None, LocationIndex(), [_yaml_error(file, exc)])
+            return Parsed(None, LocationIndex(), [_yaml_error(file, exc, text)])
         if node is None:
             message = "the manifest is empty; start from examples/tiny_llm/manifest.yaml"
             diag = Diagnostic(file, 1, 1, "error", "", message, "parse")

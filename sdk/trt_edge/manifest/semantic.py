@@ -8,6 +8,7 @@ reported those, and one mistake must produce one message.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,6 +203,8 @@ class SemanticChecker:
         """Checks dims against the symbols; returns profile names by index (None if unnamed)."""
         profiles = self.section("profiles")
         names: list[str | None] = []
+        if profiles is None and self._misspelled("profiles"):
+            return names  # the schema step reported the misspelt key; don't pile on
         if profiles is None or (isinstance(profiles, list) and not profiles):
             if symbols:
                 listed = ", ".join(symbols)
@@ -327,6 +330,11 @@ class SemanticChecker:
                         severity="warning",
                     )
 
+    def _misspelled(self, key: str) -> bool:
+        """Whether the document has an unknown top-level key that looks like `key`."""
+        others = [k for k in self.data if isinstance(k, str) and k != key]
+        return bool(difflib.get_close_matches(key, others, n=1, cutoff=0.6))
+
     def _has_symbols(self) -> bool:
         inputs = self.section("inputs")
         if not isinstance(inputs, list):
@@ -371,6 +379,10 @@ class SemanticChecker:
                 return None
             return int(ref)
         if isinstance(ref, str):
+            if not isinstance(self.section("profiles"), list) or (
+                not profile_names and self._has_symbols()
+            ):
+                return None  # the profiles problem is reported already; names can't resolve
             known = list(dict.fromkeys(n for n in profile_names if n))
             if ref in known:
                 return (
