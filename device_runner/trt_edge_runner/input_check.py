@@ -209,10 +209,15 @@ class ProfileResolver:
             )
         if outcome is Outcome.REQUESTED_PROFILE_UNAVAILABLE:
             count = len(self.table.bounds)
+            index = request.index
+            why = (
+                "profile indices are never negative"
+                if index is not None and index < 0
+                else f"the engine has {count} profile(s) (valid: 0..{count - 1})"
+            )
             raise RequestedProfileUnavailableError(
-                f"{self.engine}: the request pins profile {request.index}, but the engine has "
-                f"{count} profile(s) (valid: 0..{count - 1}); pin an index in range or use "
-                "OptimizationProfileGuard.automatic()"
+                f"{self.engine}: the request pins profile {index}, but {why}; "
+                "pin an index in range or use OptimizationProfileGuard.automatic()"
             )
         if outcome is Outcome.PIN_IGNORED_SINGLE_PROFILE and not self.pin_ignored_warned:
             self.pin_ignored_warned = True
