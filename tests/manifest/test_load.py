@@ -1,0 +1,216 @@
+"""load_manifest / load_manifest_or_raise: resolution of valid manifests and typed failures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from trt_edge.manifest import (
+    ManifestCompatibilityError,
+    ManifestIOError,
+    ManifestParseError,
+    ManifestSchemaError,
+    ManifestSemanticError,
+    load_manifest,
+    load_manifest_or_raise,
+)
+from trt_edge_runner.bundle_format import DimRange
+
+REPO = Path(__file__).resolve().parents[2]
+
+Writer = Callable[..., Path]
+
+
+def test_tiny_llm_example_resolves_to_indices_and_ranges() -> None:
+    m = load_manifest_or_raise(REPO / "examples" / "tiny_llm" / "manifest.yaml")
+    assert (m.name, m.version) == ("tiny-llm", "0.1.0")
+    assert [p.name for p in m.profiles] == ["decode", "prefill"]
+    assert m.profiles[0].dims["seq"] == DimRange(1, 1, 1)
+    assert m.profiles[1].dims["seq"] == DimRange(2, 128, 512)
+    assert m.runtime.policy == "pinned"
+    assert m.runtime.phases == {"prefill": 1, "decode": 0}
+    assert m.inputs[0].shape == (1, "seq") and m.inputs[0].values == (0, 256)
+    assert m.symbols() == ("seq",)
+    assert m.export_domain() == {"seq": (1, 512)}
+    assert m.targets == ("cpu-x86_64",)
+    assert m.source_path.is_absolute() and len(m.source_sha256) == 64
+    assert m.entrypoint == "model.py:build_model" and m.exported is None
+
+
+def test_every_example_manifest_is_valid() -> None:
+    paths = sorted((REPO / "examples").glob("*/manifest.yaml"))
+    paths += sorted((REPO / "manifests" / "examples").glob("*.yaml"))
+    assert paths
+    for path in paths:
+        result = load_manifest(path)
+        assert result.ok, [str(d) for d in result.diagnostics]
+
+
+def test_auto_policy_keeps_auto_phases_and_compiles_names(
+    base_text: str, write_manifest: Writer
+) -> None:
+    text = base_text.replace("policy: pinned", "policy: auto").replace(
+        "{prefill: prefill, decode: decode}", "{prefill: 1, decode: auto, chat: decode}"
+    )
+    m = load_manifest_or_raise(write_manifest(text))
+    assert m.runtime.policy == "auto"
+    assert m.runtime.phases == {"prefill": 1, "decode": "auto", "chat": 0}
+
+
+def test_missing_runtime_defaults_to_auto_without_phases(
+    base_text: str, write_manifest: Writer
+) -> None:
+    text = base_text.replace(
+        "runtime:\n  policy: pinned\n  phases: {prefill: prefill, decode: decode}\n", ""
+    )
+    m = load_manifest_or_raise(write_manifest(text))
+    assert (m.runtime.policy, m.runtime.phases) == ("auto", {})
+
+
+def test_static_model_without_profiles_gets_one_static_profile(write_manifest: Writer) -> None:
+    text = (
+        "apiVersion: trt-edge/v1\nkind: Model\nmetadata: {name: mlp, version: '1'}\n"
+        "model: {entrypoint: model.py:build_model}\n"
+        "inputs:\n  - {name: x, dtype: float32, shape: [4, 8]}\n"
+    )
+    result = load_manifest(write_manifest(text))
+    assert result.ok and result.diagnostics == []
+    assert result.manifest is not None
+    assert [(p.name, p.dims) for p in result.manifest.profiles] == [("static", {})]
+    assert result.manifest.backend == "auto" and result.manifest.targets == ("cpu-x86_64",)
+
+
+def test_exported_program_path_resolves_relative_to_the_manifest(
+    base_text: str, write_manifest: Writer
+) -> None:
+    path = write_manifest(base_text.replace("entrypoint: model.py:build_model", "exported: m.pt2"))
+    (path.parent / "m.pt2").write_bytes(b"placeholder: only existence is checked")
+    m = load_manifest_or_raise(path)
+    assert m.entrypoint is None and m.exported == (path.parent / "m.pt2").resolve()
+
+
+def test_module_entrypoint_is_accepted_without_importing(
+    base_text: str, write_manifest: Writer
+) -> None:
+    text = base_text.replace("model.py:build_model", "no_such_pkg.models:build")
+    m = load_manifest_or_raise(write_manifest(text))
+    assert m.entrypoint == "no_such_pkg.models:build"
+
+
+@pytest.mark.parametrize(
+    ("edit", "error_type"),
+    [
+        (("kind: Model", "kind: [Model"), ManifestParseError),
+        (("kind: Model", "kind: Modle"), ManifestSchemaError),
+        (("opt: 128", "opt: 1024"), ManifestSemanticError),
+        (("[cpu-x86_64]", "[cpu-risc5]"), ManifestCompatibilityError),
+    ],
+)
+def test_load_or_raise_raises_the_type_of_the_first_failing_step(
+    edit: tuple[str, str], error_type: type[Exception], base_text: str, write_manifest: Writer
+) -> None:
+    path = write_manifest(base_text.replace(*edit))
+    with pytest.raises(error_type) as info:
+        load_manifest_or_raise(path)
+    rendered = str(info.value)
+    assert rendered.startswith(f"{path}:")
+    assert "trt-edge validate" in rendered.splitlines()[-1]
+
+
+def test_all_problems_are_reported_in_one_pass(base_text: str, write_manifest: Writer) -> None:
+    text = (
+        base_text.replace("kind: Model", "kind: Modle")
+        .replace("opt: 128", "opt: 1024")
+        .replace("[cpu-x86_64]", "[cpu-risc5]")
+        .replace("decode: decode}", "decode: -3}")
+    )
+    result = load_manifest(write_manifest(text))
+    assert {d.stage for d in result.errors} == {"schema", "semantic", "compatibility"}
+    assert [d.line for d in result.errors] == sorted(d.line for d in result.errors)
+    assert len(result.errors) == 4 and result.manifest is None
+
+
+def test_missing_file_is_an_io_error(tmp_path: Path) -> None:
+    result = load_manifest(tmp_path / "absent.yaml")
+    assert not result.ok and [d.stage for d in result.errors] == ["io"]
+    with pytest.raises(ManifestIOError):
+        load_manifest_or_raise(tmp_path / "absent.yaml")
+
+
+def test_directory_points_at_its_manifest(tmp_path: Path, base_text: str) -> None:
+    (tmp_path / "manifest.yaml").write_text(base_text)
+    result = load_manifest(tmp_path)
+    assert "did you mean its manifest.yaml?" in result.errors[0].message
+
+
+def test_non_utf8_bytes_are_located(write_manifest: Writer, base_text: str) -> None:
+    path = write_manifest(base_text)
+    path.write_bytes(base_text.encode().replace(b"tiny-llm", b"tiny-\xffllm"))
+    result = load_manifest(path)
+    d = result.errors[0]
+    assert (d.line, d.col, d.stage) == (4, 23, "io")
+    assert "not UTF-8" in d.message
+
+
+def test_empty_file_and_multiple_documents_are_parse_errors(write_manifest: Writer) -> None:
+    empty = load_manifest(write_manifest("# nothing here\n"))
+    assert empty.errors[0].message.startswith("the manifest is empty")
+    two = load_manifest(write_manifest("a: 1\n---\nb: 2\n", name="two.yaml"))
+    assert two.errors[0].stage == "parse" and two.errors[0].line == 2
+
+
+def test_alias_bomb_is_refused_quickly(write_manifest: Writer) -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 9):
+        prev = f"*a{i - 1}"
+        lines.append(f"a{i}: &a{i} [{', '.join([prev] * 10)}]")
+    result = load_manifest(write_manifest("\n".join(lines) + "\n"))
+    assert "expands to more than" in result.errors[0].message
+
+
+def test_schema_comment_pointing_nowhere_is_a_warning(
+    base_text: str, write_manifest: Writer
+) -> None:
+    text = "# yaml-language-server: $schema=../nowhere/schema.json\n" + base_text
+    result = load_manifest(write_manifest(text))
+    assert result.ok
+    [warning] = result.warnings
+    assert (warning.line, warning.col, warning.path) == (1, 33, "$schema")
+
+
+def test_overlap_under_auto_explains_sticky_first_fit(
+    base_text: str, write_manifest: Writer
+) -> None:
+    text = base_text.replace("dims: {seq: 1}", "dims: {seq: {min: 1, opt: 4, max: 8}}").replace(
+        "policy: pinned", "policy: auto"
+    )
+    result = load_manifest(write_manifest(text))
+    assert result.ok
+    [warning] = result.warnings
+    assert warning.path == "profiles[1]" and warning.line == 14
+    assert warning.message == (
+        "profiles 'decode' (#0) and 'prefill' (#1) overlap at seq 2..8; under auto, sticky "
+        "first-fit keeps whichever of them is active while a shape there fits it, and otherwise "
+        "picks 'decode' (#0), the first that fits"
+    )
+
+
+def test_profile_inside_an_earlier_one_is_unreachable_under_auto(
+    base_text: str, write_manifest: Writer
+) -> None:
+    text = base_text.replace("dims: {seq: 1}", "dims: {seq: {min: 1, opt: 4, max: 600}}").replace(
+        "policy: pinned\n  phases: {prefill: prefill, decode: decode}", "policy: auto"
+    )
+    result = load_manifest(write_manifest(text))
+    [warning] = result.warnings
+    assert "never selects 'prefill' (#1)" in warning.message
+
+
+def test_gap_inside_the_export_domain_is_a_warning(base_text: str, write_manifest: Writer) -> None:
+    text = base_text.replace("min: 2, opt: 128", "min: 16, opt: 128")
+    result = load_manifest(write_manifest(text))
+    assert result.ok
+    [warning] = result.warnings
+    assert (warning.path, warning.line, warning.col) == ("profiles", 11, 1)
+    assert "no profile accepts: seq 2..15;" in warning.message
