@@ -30,7 +30,7 @@ import mmap
 import os
 import struct
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -346,7 +346,7 @@ _U64 = struct.Struct("<Q")
 class _Buffer:
     """The mapped bytes plus the file name used in every error message."""
 
-    def __init__(self, data: mmap.mmap | bytes, label: str) -> None:
+    def __init__(self, data: memoryview | bytes, label: str) -> None:
         self.data = data
         self.size = len(data)
         self.label = label
@@ -691,43 +691,69 @@ def _parse(buf: _Buffer, path: str) -> PteInfo:
 class PteFile:
     """An open, memory-mapped `.pte`: its `info` plus zero-copy access to delegate blobs.
 
-    Use as a context manager; views returned by `delegate_blob` must be released (or
-    dropped) before the file is closed.
+    `offset`/`size` select a `.pte` stored inside a larger file (a member of an
+    uncompressed bundle `.tar`), so it is read in place without extracting it.
+    Use as a context manager; release views from `delegate_blob` before closing.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        offset: int = 0,
+        size: int | None = None,
+        label: str | None = None,
+    ) -> None:
         self.path = Path(path)
-        label = str(self.path)
+        self.label = label or str(self.path)
+        self._map: mmap.mmap | None = None
+        self._view: memoryview | None = None
         try:
             self._file = open(self.path, "rb")  # noqa: SIM115 — closed in close()
         except FileNotFoundError:
-            raise PteFormatError(f"{label}: no such file") from None
+            raise PteFormatError(f"{self.label}: no such file") from None
         except IsADirectoryError:
-            raise PteFormatError(f"{label}: is a directory, expected a .pte file") from None
+            raise PteFormatError(f"{self.label}: is a directory, expected a .pte file") from None
         except OSError as exc:
-            raise PteFormatError(f"{label}: cannot open: {exc.strerror}") from None
+            raise PteFormatError(f"{self.label}: cannot open: {exc.strerror}") from None
         try:
-            size = os.fstat(self._file.fileno()).st_size
-            if size == 0:
-                self._map: mmap.mmap | bytes = b""
-            else:
+            total = os.fstat(self._file.fileno()).st_size
+            end = total if size is None else min(offset + size, total)
+            if total > 0:
                 self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
-            self.info = _parse(_Buffer(self._map, label), label)
+                self._view = memoryview(self._map)[offset:end]
+            data: memoryview | bytes = self._view if self._view is not None else b""
+            self.info = _parse(_Buffer(data, self.label), self.label)
         except BaseException:
             self.close()
             raise
 
+    @property
+    def data(self) -> memoryview | bytes:
+        """The whole `.pte` as a read-only view (no copy)."""
+        return self._view if self._view is not None else b""
+
     def delegate_blob(self, delegate: DelegateEntry) -> memoryview:
         """A read-only view of one delegate's processed blob, straight from the mapping."""
+        data = self.data
         end = delegate.offset + delegate.blob_size
-        if end > len(self._map):
-            raise PteFormatError(f"{self.path}: delegate {delegate.backend_id} runs past the end")
-        return memoryview(self._map)[delegate.offset : end]
+        if end > len(data):
+            raise PteFormatError(
+                f"{self.label}: delegate {delegate.index} ({delegate.backend_id}) of method "
+                f"{delegate.method!r} runs past the end of the file"
+            )
+        return memoryview(data)[delegate.offset : end]
 
     def close(self) -> None:
-        m = getattr(self, "_map", None)
-        if isinstance(m, mmap.mmap):
-            m.close()
+        if self._view is not None:
+            self._view.release()
+            self._view = None
+        if self._map is not None:
+            # If a caller still holds a delegate_blob view, the mapping is freed when
+            # that view is dropped.
+            with suppress(BufferError):
+                self._map.close()
+            self._map = None
         f = getattr(self, "_file", None)
         if f is not None:
             f.close()

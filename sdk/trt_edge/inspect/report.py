@@ -1,0 +1,196 @@
+"""What `trt-edge inspect` reports: one JSON-able document per artifact, plus its failed checks.
+
+`inspect_path` turns a `.pte`, a bundle directory or a bundle `.tar` into a `Report`:
+`doc` (stable keys; `--json` prints it, `trt-edge diff` compares two of them) and
+`problems` (checks that failed: a hash mismatch, a file missing or not covered by
+`bundle.json`, a malformed TensorRT blob, delegates that disagree on profile indices,
+`bundle.json` not describing the `.pte` it ships with). Readers raise `InspectError`
+only when the artifact cannot be read at all.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trt_edge_runner.bundle_format import BundleManifest
+
+from trt_edge.inspect.bundle import OpenBundle, is_bundle_path, open_bundle
+from trt_edge.inspect.errors import ProfileSignatureError, TrtBlobError
+from trt_edge.inspect.pte_reader import PteFile
+from trt_edge.inspect.signatures import check_profile_signatures
+from trt_edge.inspect.trt_blob import engine_view, is_tensorrt_backend, parse_trt_blob
+
+
+@dataclass
+class Report:
+    doc: dict[str, Any]
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def describe_pte(pte: PteFile) -> Report:
+    """The `.pte` document, with every TensorRT delegate's blob header and metadata parsed."""
+    doc = pte.info.to_dict()
+    problems: list[str] = []
+    by_key = {(d.method, d.index): d for d in pte.info.delegates}
+    for method in doc["methods"]:
+        for d in method["delegates"]:
+            if not is_tensorrt_backend(d["backend_id"]):
+                continue
+            entry = by_key[(d["method"], d["index"])]
+            source = f"{pte.label}: method {entry.method!r} delegate {entry.index}"
+            view = pte.delegate_blob(entry)
+            try:
+                d["tensorrt"] = parse_trt_blob(view, source=source).to_dict()
+            except TrtBlobError as exc:
+                d["tensorrt_error"] = str(exc)
+                problems.append(str(exc))
+            finally:
+                view.release()
+    return Report(doc=doc, problems=problems)
+
+
+def _bundle_doc(bundle: OpenBundle) -> Report:
+    m: BundleManifest = bundle.manifest
+    raw = bundle.raw
+    problems: list[str] = []
+    for check in bundle.files:
+        if check.status == "missing":
+            problems.append(f"{bundle.path}: {check.name} is listed in bundle.json but missing")
+        elif check.status != "ok":
+            problems.append(
+                f"{bundle.path}: {check.name}: {check.status.replace('_', ' ')} "
+                f"(bundle.json: sha256 {check.expected_sha256[:16]}…, {check.expected_size} "
+                f"bytes; found: sha256 {(check.actual_sha256 or '')[:16]}…, "
+                f"{check.actual_size} bytes) — the bundle was modified or damaged; rebuild or "
+                "re-copy it"
+            )
+    for name in bundle.unlisted:
+        problems.append(
+            f"{bundle.path}: {name} is not listed in bundle.json, so no signature covers it; "
+            "remove it or rebuild the bundle"
+        )
+    signatures = "ok"
+    try:
+        check_profile_signatures(m.delegates)
+    except ProfileSignatureError as exc:
+        signatures = str(exc)
+        problems.append(f"{bundle.path}: {exc}")
+    pte_report: Report | None = None
+    if bundle.pte is not None:
+        pte_report = describe_pte(bundle.pte)
+        problems.extend(pte_report.problems)
+        actual = {(d.method, d.index): d for d in bundle.pte.info.delegates}
+        for d in m.delegates:
+            found = actual.get((d.method, d.index))
+            if found is None or found.backend_id != d.backend_id or found.blob_size != d.blob_size:
+                seen = (
+                    f"{found.backend_id}, {found.blob_size} bytes" if found else "no such delegate"
+                )
+                problems.append(
+                    f"{bundle.path}: bundle.json lists delegate {d.index} of method {d.method!r} "
+                    f"as {d.backend_id}, {d.blob_size} bytes; model.pte has: {seen}"
+                )
+    doc = {
+        "kind": "bundle",
+        "path": str(bundle.path),
+        "container": bundle.kind,
+        "schema_version": m.schema_version,
+        "model": {"name": m.name, "version": m.version},
+        "backend": m.backend,
+        "target": m.target,
+        "io": raw.get("io", {}),
+        "profiles": raw.get("profiles", []),
+        "export_domain": {s: list(r) for s, r in m.symbols().items()},
+        "runtime": raw.get("runtime", {}),
+        "delegates": raw.get("delegates", []),
+        "profile_signatures": signatures,
+        "provenance": m.provenance,
+        "files": [c.to_dict() for c in bundle.files],
+        "hashes_ok": bundle.hashes_ok,
+        "unlisted_files": bundle.unlisted,
+        "signature": {
+            "present": bundle.signature_present,
+            "verified": None,
+            "note": "verify the ed25519 signature with `trt-edge verify`",
+        },
+        "validation": bundle.validation,
+        "pte": pte_report.doc if pte_report is not None else None,
+    }
+    return Report(doc=doc, problems=problems)
+
+
+def inspect_path(path: str | os.PathLike[str]) -> Report:
+    """Inspect a `.pte`, bundle directory or bundle `.tar` (chosen by what `path` is)."""
+    target = Path(path)
+    if is_bundle_path(target):
+        with open_bundle(target) as bundle:
+            return _bundle_doc(bundle)
+    with PteFile(target) as pte:
+        return describe_pte(pte)
+
+
+def _write_atomic(dest: Path, chunks: memoryview) -> None:
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            step = 1 << 20
+            for start in range(0, len(chunks), step):
+                out.write(chunks[start : start + step])
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 is for the temp file, not the result
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _extract_from(pte: PteFile, out_dir: Path) -> list[Path]:
+    import json
+
+    written: list[Path] = []
+    for d in pte.info.delegates:
+        if not is_tensorrt_backend(d.backend_id):
+            continue
+        source = f"{pte.label}: method {d.method!r} delegate {d.index}"
+        view = pte.delegate_blob(d)
+        try:
+            blob = parse_trt_blob(view, source=source)
+            stem = f"{d.method}-{d.index}"
+            engine = out_dir / f"{stem}.engine"
+            meta = out_dir / f"{stem}.json"
+            eng = engine_view(view, blob)
+            try:
+                _write_atomic(engine, eng)
+            finally:
+                eng.release()
+            doc = {"source": source, "delegate": d.to_dict(), "blob": blob.to_dict()}
+            text = (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
+            _write_atomic(meta, memoryview(text))
+            written += [engine, meta]
+        finally:
+            view.release()
+    return written
+
+
+def extract_engines(path: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write each TensorRT delegate's engine bytes (`<method>-<index>.engine`) and its blob
+    header/metadata (`.json`) into `out_dir`, atomically. Returns the files written.
+
+    The bytes are whatever the blob carries; nothing here checks that they are a real
+    engine (only TensorRT can) — synthetic test files carry labelled placeholders.
+    """
+    target = Path(path)
+    dest = Path(out_dir)
+    dest.mkdir(parents=True, exist_ok=True)
+    if is_bundle_path(target):
+        with open_bundle(target) as bundle:
+            return [] if bundle.pte is None else _extract_from(bundle.pte, dest)
+    with PteFile(target) as pte:
+        return _extract_from(pte, dest)
