@@ -79,5 +79,5 @@ def test_catalog_refuses_duplicates_and_unknown_fields(tmp_path: Path) -> None:
         parse_catalog({"targets": [{**first, "colour": "green"}]})
     broken = tmp_path / "catalog.json"
     broken.write_text("{")
-    with pytest.raises(CatalogError, match="catalog.json:1:2"):
+    with pytest.raises(CatalogError, match=r"catalog\.json:1:2"):
         load_catalog(broken)

@@ -59,7 +59,8 @@ def load_manifest(path: str | Path, *, catalog: TargetCatalog | None = None) -> 
     parsed = parse_text(text, file)
     diagnostics += parsed.diagnostics
     diagnostics += schema_comment_diagnostics(text, given, file)
-    if parsed.data is not None:
+    # `null` parses fine to None: the schema step then says a mapping was expected.
+    if parsed.data is not None or not parsed.diagnostics:
         model, schema_diags = check_schema(parsed.data, parsed.locations, file)
         diagnostics += schema_diags
         manifest_dir = given.resolve().parent
