@@ -1,0 +1,228 @@
+"""`trt-edge inspect` on real `.pte` files and bundles (dir, tar, tar.gz), checks and exits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from insp_bundles import make_bundle, tar_bundle
+from insp_pte_builders import synthesize_tensorrt_pte
+from insp_upstream_trt import placeholder_engine, sample_blob
+from trt_edge.cli.main import main
+from trt_edge.inspect.pte_reader import read_pte
+from trt_edge.inspect.signatures import profile_signature
+from trt_edge_runner.bundle_format import BundleManifest
+
+pytestmark = pytest.mark.slow
+
+
+def inspect_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any], str]:
+    code = main(["inspect", *args, "--json"])
+    out, err = capsys.readouterr()
+    return code, json.loads(out), err
+
+
+def test_pte_json_lists_methods_and_delegates(
+    capsys: pytest.CaptureFixture[str], two_method_pte: Path
+) -> None:
+    code, doc, err = inspect_json(capsys, str(two_method_pte))
+    assert code == 0, err
+    assert doc["kind"] == "pte" and doc["problems"] == []
+    assert sorted(m["name"] for m in doc["methods"]) == ["decode", "prefill"]
+    prefill = next(m for m in doc["methods"] if m["name"] == "prefill")
+    assert prefill["inputs"][0] == {
+        "kind": "tensor",
+        "dtype": "int64",
+        "shape": [1, 64],
+        "dynamism": "dynamic_bound",
+    }
+    assert prefill["delegates"][0]["backend_id"] == "XnnpackBackend"
+
+
+def test_tree_output_for_synthetic_tensorrt_pte(
+    capsys: pytest.CaptureFixture[str], tensorrt_pte: Path
+) -> None:
+    assert main(["inspect", str(tensorrt_pte)]) == 0
+    out = capsys.readouterr().out
+    assert "TensorRTBackend" in out and "TensorRT TR01" in out and "TensorRT TR02" in out
+    assert "alias kv_out → kv_in (kv_cache_update)" in out
+
+
+def test_extract_engines_writes_engine_bytes_and_metadata(
+    capsys: pytest.CaptureFixture[str], tensorrt_pte: Path, tmp_path: Path
+) -> None:
+    out_dir = tmp_path / "engines"
+    code, doc, _ = inspect_json(capsys, str(tensorrt_pte), "--extract-engines", str(out_dir))
+    assert code == 0
+    engines = sorted(out_dir.glob("*.engine"))
+    assert len(engines) == len(read_pte(tensorrt_pte).delegates) == 2
+    # conftest wrote blob 0 (TR01, 300 B, seed 1) and blob 1 (TR02, 200 B, seed 2).
+    payloads = {e.read_bytes() for e in engines}
+    assert payloads == {placeholder_engine(300, 1), placeholder_engine(200, 2)}
+    meta = json.loads(engines[0].with_suffix(".json").read_text())
+    assert meta["blob"]["magic"] in ("TR01", "TR02")
+    assert sorted(doc["extracted"]) == sorted(str(p) for p in out_dir.iterdir())
+
+
+def test_malformed_tensorrt_blob_is_a_failed_check_naming_the_delegate(
+    capsys: pytest.CaptureFixture[str], two_method_pte: Path, tmp_path: Path
+) -> None:
+    bad = bytearray(sample_blob(64))
+    bad[0:4] = b"TRXX"
+    broken = synthesize_tensorrt_pte(two_method_pte, tmp_path / "bad.pte", [bytes(bad)])
+    code, doc, err = inspect_json(capsys, str(broken))
+    assert code == 1
+    assert "magic is b'TRXX'" in err and "delegate 0" in err and str(broken) in err
+    assert any("tensorrt_error" in d for m in doc["methods"] for d in m["delegates"])
+
+
+def test_not_a_pte_exits_2_without_traceback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    junk = tmp_path / "notes.txt"
+    junk.write_text("hello, this is not a program")
+    assert main(["inspect", str(junk)]) == 2
+    err = capsys.readouterr().err
+    assert str(junk) in err and "Traceback" not in err
+    assert main(["inspect", str(tmp_path / "missing.pte")]) == 2
+    empty_dir = tmp_path / "empty"
+    empty_dir.mkdir()
+    assert main(["inspect", str(empty_dir)]) == 2
+    assert "no bundle.json" in capsys.readouterr().err
+
+
+# ---- bundles -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def bundle(xnnpack_pte: Path, tmp_path: Path) -> Path:
+    d = read_pte(xnnpack_pte).delegates[0]
+    return make_bundle(xnnpack_pte, tmp_path / "tiny-1.0.0", delegates=(d.to_delegate_info(),))
+
+
+def test_bundle_dir_reports_profiles_policy_target_and_hashes(
+    capsys: pytest.CaptureFixture[str], bundle: Path
+) -> None:
+    code, doc, err = inspect_json(capsys, str(bundle))
+    assert code == 0, err
+    assert doc["kind"] == "bundle" and doc["container"] == "dir"
+    assert doc["hashes_ok"] is True
+    assert {f["name"]: f["status"] for f in doc["files"]} == {
+        "model.pte": "ok",
+        "reports/validation.json": "ok",
+    }
+    assert [p["name"] for p in doc["profiles"]] == ["decode", "prefill"]
+    assert doc["runtime"] == {"policy": "pinned", "phases": {"decode": 0, "prefill": 1}}
+    assert doc["target"]["id"] == "cpu-x86_64"
+    assert doc["export_domain"] == {"seq": [1, 128]}
+    assert doc["provenance"]["executorch"] == "1.5.1"
+    assert doc["signature"]["present"] is False
+    assert doc["pte"]["methods"][0]["name"] == "forward"
+    assert doc["validation"] == {"ok": True, "phases": 2}
+
+
+def test_bundle_tree_output(capsys: pytest.CaptureFixture[str], bundle: Path) -> None:
+    assert main(["inspect", str(bundle)]) == 0
+    out = capsys.readouterr().out
+    for text in ("bundle tiny 1.0.0", "every hash matches", "prefill", "decode → 0", "cpu-x86_64"):
+        assert text in out
+
+
+@pytest.mark.parametrize(("suffix", "mode"), [(".tar", "w"), (".tar.gz", "w:gz")])
+def test_bundle_tar_reads_like_the_directory(
+    capsys: pytest.CaptureFixture[str], bundle: Path, tmp_path: Path, suffix: str, mode: str
+) -> None:
+    tar = tar_bundle(bundle, tmp_path / f"tiny{suffix}", mode)
+    _, from_dir, _ = inspect_json(capsys, str(bundle))
+    code, from_tar, err = inspect_json(capsys, str(tar))
+    assert code == 0, err
+    assert from_tar["container"] == "tar" and from_tar["hashes_ok"] is True
+    for doc in (from_dir, from_tar):
+        doc.pop("path"), doc.pop("container"), doc["pte"].pop("path")
+    assert from_tar == from_dir
+
+
+def test_tampered_model_fails_hash_check(capsys: pytest.CaptureFixture[str], bundle: Path) -> None:
+    pte = bundle / "model.pte"
+    data = bytearray(pte.read_bytes())
+    data[-1] ^= 0xFF  # last byte of the last segment: still a readable program
+    pte.write_bytes(bytes(data))
+    code, doc, err = inspect_json(capsys, str(bundle))
+    assert code == 1
+    assert doc["hashes_ok"] is False
+    assert "model.pte: hash mismatch" in err
+
+
+def test_truncated_listed_file_and_unlisted_file(
+    capsys: pytest.CaptureFixture[str], bundle: Path
+) -> None:
+    report = bundle / "reports" / "validation.json"
+    report.write_text("{}")
+    (bundle / "extra.bin").write_bytes(b"x")
+    code, _, err = inspect_json(capsys, str(bundle))
+    assert code == 1
+    assert "reports/validation.json: size mismatch" in err
+    assert "extra.bin is not listed in bundle.json" in err
+    report.unlink()
+    code, _, err = inspect_json(capsys, str(bundle))
+    assert "reports/validation.json is listed in bundle.json but missing" in err
+
+
+def test_bundle_json_that_does_not_describe_the_pte(
+    capsys: pytest.CaptureFixture[str], xnnpack_pte: Path, tmp_path: Path
+) -> None:
+    d = read_pte(xnnpack_pte).delegates[0]
+    wrong = d.to_delegate_info()
+    wrong = type(wrong)(wrong.backend_id, wrong.method, wrong.index, wrong.blob_size + 1, None)
+    b = make_bundle(xnnpack_pte, tmp_path / "b", delegates=(wrong,))
+    code, _, err = inspect_json(capsys, str(b))
+    assert code == 1
+    assert "bundle.json lists delegate 0 of method 'forward'" in err
+
+
+def test_profile_signature_mismatch_in_bundle(
+    capsys: pytest.CaptureFixture[str], xnnpack_pte: Path, tmp_path: Path
+) -> None:
+    d = read_pte(xnnpack_pte).delegates[0]
+    b = make_bundle(xnnpack_pte, tmp_path / "b")
+    doc = json.loads((b / "bundle.json").read_text())
+    m = BundleManifest.from_dict(doc)
+    sig = profile_signature(m.profiles, m.inputs)
+    other = profile_signature(m.profiles[::-1], m.inputs)
+    doc["delegates"] = [
+        {**d.to_dict(), "backend_id": "TensorRTBackend", "profile_signature": sig},
+        {**d.to_dict(), "index": 1, "backend_id": "TensorRTBackend", "profile_signature": other},
+    ]
+    for k in ("location", "data_index", "offset", "compile_specs"):
+        for entry in doc["delegates"]:
+            entry.pop(k)
+    (b / "bundle.json").write_text(json.dumps(doc))
+    code, out, err = inspect_json(capsys, str(b))
+    assert code == 1
+    assert "differ first at index 0" in err
+    assert out["profile_signatures"] != "ok"
+
+
+def test_broken_bundle_json_exits_2_with_location(
+    capsys: pytest.CaptureFixture[str], bundle: Path
+) -> None:
+    (bundle / "bundle.json").write_text('{"schema_version": 1,\n  "model": }')
+    assert main(["inspect", str(bundle)]) == 2
+    err = capsys.readouterr().err
+    assert "bundle.json:2:" in err and "not valid JSON" in err
+
+
+def test_inspect_does_not_import_torch_or_executorch(xnnpack_pte: Path, bundle: Path) -> None:
+    probe = (
+        "import sys; from trt_edge.cli.main import main; "
+        f"codes = [main(['inspect', {str(xnnpack_pte)!r}, '--json']), "
+        f"main(['inspect', {str(bundle)!r}])]; "
+        "heavy = [m for m in ('torch', 'executorch', 'docker') if m in sys.modules]; "
+        "print('HEAVY', heavy, codes, file=sys.stderr)"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert "HEAVY [] [0, 0]" in proc.stderr, proc.stderr
