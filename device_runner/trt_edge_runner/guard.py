@@ -94,7 +94,9 @@ class OptimizationProfileGuard(_ScopedRequest):
                 f"profile index must be >= 0, got {value}; "
                 "use OptimizationProfileGuard.automatic() for shape-based selection"
             )
-        super().__init__(Request.pinned(value))
+        # Fields set directly (no super().__init__ chain): a guard is built per execution.
+        self.request = Request.pinned(value)
+        self._saved = []
 
     @classmethod
     def automatic(cls) -> OptimizationProfileGuard:

@@ -1,0 +1,151 @@
+"""Per-call cost of the profile decision: guard + select_profile + input validation.
+
+One execution's worth of policy work for a 2-input, 3-profile table (input_ids
+[1, seq] and hidden [1, seq, 16]; decode / mid / prefill), measured in one run
+for both implementations and printed side by side:
+
+- Python (`trt_edge_runner`): enter a guard, read `current_request()`,
+  `select_profile`, `check_inputs` on the selected profile, leave the guard;
+  and the same through `ProfileResolver.resolve` (what the runner calls).
+- C++ (`profile_policy.h`): the same steps, measured by the
+  `trt_edge_policy_bench` binary that CMake builds next to the conformance
+  binary (built here if `make test-cpp` has not built it).
+
+Goals (issue 3): Python median ≤ 5 µs, C++ median ≤ 100 ns. Both sides are
+timed in thread CPU time (time.thread_time / CLOCK_THREAD_CPUTIME_ID), medians
+over batches, so time the OS gives other processes on a shared machine does not
+count (cache and SMT contention still do). Exits 0 whether goals are met or not
+(a figure, not a test); 1 only when a measurement cannot be taken.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import timeit
+from collections.abc import Callable
+from pathlib import Path
+
+from trt_edge_runner.guard import OptimizationProfileGuard, current_request
+from trt_edge_runner.input_check import ProfileResolver, check_inputs
+from trt_edge_runner.policy import ProfileBounds, ProfileTable, select_profile
+
+REPO = Path(__file__).resolve().parents[1]
+CPP_SRC = REPO / "device_runner" / "cpp"
+CPP_BUILD = CPP_SRC / "build"
+BENCH_BIN = CPP_BUILD / "trt_edge_policy_bench"
+BATCHES = 31
+CALLS = 5000
+PY_GOAL_US = 5.0
+CPP_GOAL_NS = 100.0
+
+
+def table() -> ProfileTable:
+    return ProfileTable(
+        (
+            (ProfileBounds((1, 1), (1, 1)), ProfileBounds((1, 1, 16), (1, 1, 16))),
+            (ProfileBounds((1, 1), (1, 512)), ProfileBounds((1, 1, 16), (1, 512, 16))),
+            (ProfileBounds((1, 512), (1, 2048)), ProfileBounds((1, 512, 16), (1, 2048, 16))),
+        ),
+        active=1,
+    )
+
+
+def median_us(fn: Callable[[], None]) -> float:
+    runs = timeit.repeat(fn, number=CALLS, repeat=BATCHES, timer=time.thread_time)
+    return statistics.median(runs) / CALLS * 1e6
+
+
+def python_figures() -> dict[str, float]:
+    t = table()
+    dims = [(1, 300), (1, 300, 16)]
+    resolver = ProfileResolver(t, names=["input_ids", "hidden"])
+
+    def steps(guard: Callable[[], OptimizationProfileGuard]) -> Callable[[], None]:
+        def call() -> None:
+            with guard():
+                selection = select_profile(t, current_request(), dims)
+                assert selection.profile is not None
+                check_inputs(t, selection.profile, dims)
+
+        return call
+
+    def via_resolver(guard: Callable[[], OptimizationProfileGuard]) -> Callable[[], None]:
+        def call() -> None:
+            with guard():
+                resolver.resolve(current_request(), dims)
+
+        return call
+
+    pinned = lambda: OptimizationProfileGuard(1)  # noqa: E731
+    auto = OptimizationProfileGuard.automatic
+    return {
+        "pinned": median_us(steps(pinned)),
+        "auto": median_us(steps(auto)),
+        "pinned, via ProfileResolver": median_us(via_resolver(pinned)),
+        "auto, via ProfileResolver": median_us(via_resolver(auto)),
+    }
+
+
+def _stale(binary: Path) -> bool:
+    if not binary.exists():
+        return True
+    sources = [*(CPP_SRC / "include").rglob("*.h"), *(CPP_SRC / "tests").glob("*.cpp")]
+    return any(s.stat().st_mtime > binary.stat().st_mtime for s in sources)
+
+
+def cpp_figures() -> dict[str, float] | str:
+    """Median ns per call from the C++ bench binary, or why it could not run."""
+    if _stale(BENCH_BIN):
+        if shutil.which("cmake") is None:
+            return "cmake not installed (make sysdeps); C++ figure not measured"
+        for cmd in (
+            ["cmake", "-S", str(CPP_SRC), "-B", str(CPP_BUILD), "-DCMAKE_BUILD_TYPE=Release"],
+            ["cmake", "--build", str(CPP_BUILD), "--target", "trt_edge_policy_bench"],
+        ):
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                return f"building the C++ bench failed:\n{done.stdout}{done.stderr}"
+    done = subprocess.run(
+        [str(BENCH_BIN), "51", "20000"], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        return f"{BENCH_BIN} failed: {done.stderr}"
+    doc = json.loads(done.stdout)
+    return {"pinned": float(doc["pinned_ns"]), "auto": float(doc["auto_ns"])}
+
+
+def main() -> int:
+    py = python_figures()
+    cpp = cpp_figures()
+    print("profile decision per call: guard + select_profile + input validation")
+    print("2 inputs x 3 profiles; median thread-CPU time per call, measured in this run")
+    header = f"{'request':8s} {'Py steps µs':>12s} {'Py resolver µs':>15s} {'C++ ns':>8s}"
+    print(header + f" {'Py/C++':>8s}")
+    for kind in ("pinned", "auto"):
+        steps, resolver = py[kind], py[f"{kind}, via ProfileResolver"]
+        ns = f"{cpp[kind]:8.1f}" if isinstance(cpp, dict) else f"{'n/a':>8s}"
+        ratio = f"{max(steps, resolver) * 1000 / cpp[kind]:7.0f}x" if isinstance(cpp, dict) else ""
+        print(f"{kind:8s} {steps:12.2f} {resolver:15.2f} {ns} {ratio:>8s}")
+    worst_py = max(py.values())
+    print(
+        f"Python goal <= {PY_GOAL_US:.0f} µs: {'met' if worst_py <= PY_GOAL_US else 'MISSED'} "
+        f"(worst median {worst_py:.2f} µs)"
+    )
+    if isinstance(cpp, str):
+        print(f"C++: {cpp}", file=sys.stderr)
+        return 1
+    worst_cpp = max(cpp.values())
+    print(
+        f"C++ goal <= {CPP_GOAL_NS:.0f} ns: {'met' if worst_cpp <= CPP_GOAL_NS else 'MISSED'} "
+        f"(worst median {worst_cpp:.1f} ns)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
