@@ -141,11 +141,6 @@ def _message(err: Any, path: JsonPath, data: Any, locations: LocationIndex) -> s
         hint = did_you_mean(str(value), expected) if isinstance(value, str) else ""
         options = ", ".join(repr(e) for e in expected)
         return f"expected one of {options}, got {describe(value, raw)}{hint}"
-    if kind in _TYPE_ERRORS and len(path) == 4 and path[0] == "profiles" and path[2] == "dims":
-        return (
-            f"expected an integer (min = opt = max) or a mapping {{min, opt, max}}, "
-            f"got {describe(value, raw)}"
-        )
     if kind in _TYPE_ERRORS:
         message = f"expected {_TYPE_ERRORS[kind]}, got {describe(value, raw)}"
         if kind == "string_type" and isinstance(value, int | float) and raw is not None:
@@ -166,6 +161,10 @@ def _message(err: Any, path: JsonPath, data: Any, locations: LocationIndex) -> s
     return f"{err['msg']} (got {describe(value, raw)})"
 
 
+def _is_dim_value(path: JsonPath) -> bool:
+    return len(path) == 4 and path[0] == "profiles" and path[2] == "dims"
+
+
 def _drop_missing_explained_by_typos(
     items: list[tuple[JsonPath, Any]],
 ) -> list[tuple[JsonPath, Any]]:
@@ -182,9 +181,16 @@ def _drop_missing_explained_by_typos(
 
 
 def _merge_union_errors(items: list[tuple[JsonPath, Any]]) -> list[tuple[JsonPath, Any]]:
-    """A value that fits no member of `int | str` yields one error per member: keep one."""
+    """A value that fits no member of `int | str` yields one error per member: keep one.
+
+    And for `int | DimRange` given a mapping, the "expected an integer" error of the
+    first member is noise next to the mapping's own errors below it: drop it.
+    """
     by_path: dict[JsonPath, list[Any]] = defaultdict(list)
     for path, err in items:
+        below = any(len(p) > len(path) and p[: len(path)] == path for p, _ in items)
+        if below and err["type"] in _TYPE_ERRORS:
+            continue
         by_path[path].append(err)
     merged: list[tuple[JsonPath, Any]] = []
     for path, errs in by_path.items():
@@ -212,7 +218,13 @@ def check_schema(
     items = _drop_missing_explained_by_typos(items)
     diagnostics: list[Diagnostic] = []
     for path, err in _merge_union_errors(items):
-        if err["type"] == "_union":
+        if _is_dim_value(path) and err["type"] in ("_union", *_TYPE_ERRORS):
+            value = err.get("input")
+            message = (
+                "expected an integer (min = opt = max) or a mapping {min, opt, max}, "
+                f"got {describe(value, locations.raw.get(path))}"
+            )
+        elif err["type"] == "_union":
             value = err.get("input")
             message = (
                 f"expected {' or '.join(err['names'])}, "

@@ -8,7 +8,7 @@ can point at the exact line and column of the thing it complains about.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 PathPart = str | int
 JsonPath = tuple[PathPart, ...]
@@ -33,13 +33,13 @@ class Position:
     col: int
 
 
-@dataclass
 class LocationIndex:
     """Where each path's key and value start in the source file."""
 
-    keys: dict[JsonPath, Position] = field(default_factory=dict)
-    values: dict[JsonPath, Position] = field(default_factory=dict)
-    raw: dict[JsonPath, str] = field(default_factory=dict)  # scalar text as written
+    def __init__(self) -> None:
+        self.keys: dict[JsonPath, Position] = {}
+        self.values: dict[JsonPath, Position] = {}
+        self.raw: dict[JsonPath, str] = {}  # scalar text as written
 
     def value(self, path: JsonPath) -> Position:
         """Position of the value at `path`, or of the nearest enclosing value that exists."""

@@ -9,7 +9,6 @@ the last one) and alias bombs or recursive aliases cannot hang the loader.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +25,15 @@ _SCHEMA_COMMENT = re.compile(r"^#\s*yaml-language-server:\s*\$schema=(\S+)\s*$")
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@dataclass
 class Parsed:
     """The parse step's output: `data` is None when the text is not usable YAML."""
 
-    data: Any
-    locations: LocationIndex
-    diagnostics: list[Diagnostic] = field(default_factory=list)
+    def __init__(
+        self, data: Any, locations: LocationIndex, diagnostics: list[Diagnostic] | None = None
+    ) -> None:
+        self.data = data
+        self.locations = locations
+        self.diagnostics = diagnostics if diagnostics is not None else []
 
 
 class _TooLarge(Exception):

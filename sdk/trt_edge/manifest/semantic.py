@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,14 +39,26 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-@dataclass
 class SemanticChecker:
-    data: dict[str, Any]
-    locations: LocationIndex
-    file: str
-    manifest_dir: Path
-    catalog: TargetCatalog
-    diagnostics: list[Diagnostic] = field(default_factory=list)
+    """Runs every cross-field check over one parsed document, collecting diagnostics.
+
+    A plain class, not a dataclass: generating dataclass methods costs start-up time.
+    """
+
+    def __init__(
+        self,
+        data: dict[str, Any],
+        locations: LocationIndex,
+        file: str,
+        manifest_dir: Path,
+        catalog: TargetCatalog,
+    ) -> None:
+        self.data = data
+        self.locations = locations
+        self.file = file
+        self.manifest_dir = manifest_dir
+        self.catalog = catalog
+        self.diagnostics: list[Diagnostic] = []
 
     # ---- reporting -------------------------------------------------------
     def report(
