@@ -1,0 +1,208 @@
+"""`trt-edge-device run BUNDLE (--phase P | --profile N | --auto)`: execute a bundle once.
+
+Inputs are random (integer inputs drawn from their declared `values`) and sized
+by `--dims sym=v`, else by the opt of the profile the request names (profile 0's
+for auto), or read from `--inputs FILE.npz` keyed by input name. Prints each
+output's name, shape and dtype, the profile used and the latency; `--json` for
+machines, `--save-outputs FILE.npz` to compare runs.
+
+The host's `trt-edge run` is this same command (it imports `add_arguments` and
+`execute`), so a laptop and a device print the same thing for the same bundle.
+Exit codes: 0 ran, 1 the bundle could not be loaded or executed (integrity,
+runtime), 2 bad request or inputs (unknown phase, pin, shape, values, flags).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trt_edge_runner.bundle_format import BundleManifest
+    from trt_edge_runner.runner import Runner, Target
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="execute a bundle once under a phase, a pinned profile or auto",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+    )
+    add_arguments(parser)
+    parser.set_defaults(run=run)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("bundle", help="bundle directory (holds bundle.json and model.pte)")
+    request = parser.add_mutually_exclusive_group(required=True)
+    request.add_argument("--phase", help="a phase of the bundle's runtime policy, e.g. decode")
+    request.add_argument("--profile", type=int, help="pin this profile index")
+    request.add_argument("--auto", action="store_true", help="select from the input shapes")
+    parser.add_argument(
+        "--dims",
+        nargs="+",
+        default=[],
+        metavar="SYM=V",
+        help="symbol values for random inputs, e.g. seq=128 (default: the profile's opt)",
+    )
+    parser.add_argument("--inputs", metavar="FILE.npz", help="inputs keyed by input name")
+    parser.add_argument("--save-outputs", metavar="FILE.npz", help="write outputs by name")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument(
+        "--check-values", action="store_true", help="also check integer inputs against values"
+    )
+    parser.add_argument(
+        "--no-verify", action="store_true", help="skip the sha256/size check of bundle files"
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON result on stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    return execute(args, prog="trt-edge-device")
+
+
+def parse_dims(items: list[str], manifest: BundleManifest) -> dict[str, int]:
+    """`["seq=8"]` → `{"seq": 8}`, naming a bad item or an unknown symbol."""
+    from trt_edge_runner.errors import InputSpecError
+
+    known = manifest.symbols()
+    dims: dict[str, int] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not value.strip().lstrip("-").isdigit():
+            raise InputSpecError(f"--dims {item!r}: expected SYM=INT, e.g. seq=128")
+        if name not in known:
+            raise InputSpecError(
+                f"--dims {item!r}: the bundle has no symbol {name!r} "
+                f"(symbols: {', '.join(known) or 'none'})"
+            )
+        dims[name] = int(value)
+    return dims
+
+
+def target_of(args: argparse.Namespace) -> Target:
+    from trt_edge_runner.policy import Request
+
+    if args.phase is not None:
+        return str(args.phase)
+    if args.profile is not None:
+        return int(args.profile)
+    return Request.auto()
+
+
+def default_dims(runner: Runner, target: Target) -> dict[str, int]:
+    """The opt of the profile `target` pins (profile 0 for auto or out-of-range pins)."""
+    request = runner.request_for(target)
+    profiles = runner.manifest.profiles
+    index = request.index if request.kind == "pinned" and request.index is not None else 0
+    if not profiles:
+        return {}
+    return profiles[index if 0 <= index < len(profiles) else 0].opt_symbols()
+
+
+def configure_logging(prog: str) -> None:
+    """Runner warnings (profile 0 only, pin ignored) go to stderr once, prefixed.
+
+    Importing the ExecuTorch runtime imports `executorch.exir`, which imports
+    torchao; its optional CUDA kernels fail to load on a CPU machine and it logs
+    that as a warning. That is noise to someone running a bundle, so those two
+    loggers are raised to ERROR here (the CLI only; library users keep theirs).
+    """
+    for noisy in ("torchao", "torch.utils._pytree"):
+        logging.getLogger(noisy).setLevel(logging.ERROR)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{prog}: warning: %(message)s"))
+    logger = logging.getLogger("trt_edge_runner")
+    if not any(getattr(h, "_trt_edge", False) for h in logger.handlers):
+        handler._trt_edge = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
+        logger.propagate = False
+
+
+def exit_code(exc: Exception) -> int:
+    """1 when the bundle or runtime failed, 2 when the request or inputs were wrong."""
+    from trt_edge_runner.errors import (
+        BundleFormatMismatchError,
+        BundleIntegrityError,
+        ExecutionError,
+        ProgramLoadError,
+        RuntimeUnavailableError,
+    )
+
+    failed = (
+        BundleIntegrityError,
+        BundleFormatMismatchError,
+        ProgramLoadError,
+        ExecutionError,
+        RuntimeUnavailableError,
+    )
+    return 1 if isinstance(exc, failed) else 2
+
+
+def execute(args: argparse.Namespace, *, prog: str) -> int:
+    """The whole command; shared by `trt-edge-device run` and `trt-edge run`."""
+    from trt_edge_runner.errors import RunnerError
+
+    configure_logging(prog)
+    try:
+        return _execute(args)
+    except (RunnerError, ValueError, TypeError) as exc:
+        # ValueError/TypeError: a negative or non-integer --profile refused by the guard.
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return exit_code(exc) if isinstance(exc, RunnerError) else 2
+
+
+def _execute(args: argparse.Namespace) -> int:
+    from trt_edge_runner.runner import Runner
+    from trt_edge_runner.tensors import load_npz, named, random_inputs, save_npz
+
+    runner = Runner.open(args.bundle, verify_files=not args.no_verify)
+    target = target_of(args)
+    if args.inputs:
+        inputs = load_npz(args.inputs, runner.manifest)
+        dims: dict[str, int] = {}
+    else:
+        dims = default_dims(runner, target)
+        dims.update(parse_dims(args.dims, runner.manifest))
+        inputs = random_inputs(runner.manifest, dims, seed=args.seed)
+    result = runner.run(target, inputs, check_values=args.check_values or None)
+    outputs = named(runner.manifest.outputs, result.outputs)
+    if args.save_outputs:
+        save_npz(args.save_outputs, outputs)
+    output_rows = [
+        {"name": name, "shape": list(a.shape), "dtype": str(a.dtype)} for name, a in outputs.items()
+    ]
+    report: dict[str, Any] = {
+        "bundle": str(runner.bundle_dir),
+        "model": f"{runner.manifest.name} {runner.manifest.version}",
+        "mode": runner.mode,
+        "request": str(result.request),
+        "profile": result.profile,
+        "profile_name": runner.manifest.profiles[result.profile].name,
+        "outcome": result.outcome.value,
+        "latency_ms": round(result.seconds * 1e3, 3),
+        "inputs": [
+            {"name": s.name, "shape": list(a.shape), "dtype": str(a.dtype)}
+            for s, a in zip(runner.manifest.inputs, inputs, strict=True)
+        ],
+        "outputs": output_rows,
+    }
+    if args.save_outputs:
+        report["saved_outputs"] = str(args.save_outputs)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(
+        f"{report['model']}: profile {result.profile} ({report['profile_name']}) "
+        f"for request {report['request']}, {runner.mode} mode, "
+        f"{report['latency_ms']} ms"
+    )
+    for entry in output_rows:
+        print(f"  output {entry['name']}: shape {entry['shape']} {entry['dtype']}")
+    if args.save_outputs:
+        print(f"  outputs written to {args.save_outputs}")
+    return 0

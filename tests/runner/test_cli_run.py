@@ -1,0 +1,111 @@
+"""`trt-edge run` / `trt-edge-device run` / `trt-edge-device info` on real bundles."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from runner.tiny_bundles import VOCAB  # type: ignore[import-not-found]
+from trt_edge.cli.main import main as host_main
+from trt_edge_runner.device_cli import main as device_main
+from trt_edge_runner.runner import Runner
+from trt_edge_runner.tensors import load_npz
+
+pytestmark = pytest.mark.slow
+
+
+def test_run_json_reports_profile_shapes_and_latency(
+    llm_like_bundle: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert host_main(["run", str(llm_like_bundle), "--phase", "prefill", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["profile"] == 1 and report["profile_name"] == "prefill"
+    assert report["mode"] == "emulated"
+    # Sized by the prefill profile's opt (16) since no --dims was given.
+    assert report["inputs"][0] == {"name": "ids", "shape": [1, 16], "dtype": "int64"}
+    assert report["outputs"] == [{"name": "hidden", "shape": [1, 16, 8], "dtype": "float32"}]
+    assert report["latency_ms"] > 0
+
+
+def test_run_inputs_and_saved_outputs_match_the_python_runner(
+    llm_like_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = np.random.default_rng(1).integers(0, VOCAB, size=(1, 7), dtype=np.int64)
+    scale = np.array([2.0], dtype=np.float32)
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, ids=ids, scale=scale)
+    outputs = tmp_path / "out" / "o.npz"
+    code = device_main(
+        [
+            "run",
+            str(llm_like_bundle),
+            "--auto",
+            "--inputs",
+            str(inputs),
+            "--save-outputs",
+            str(outputs),
+        ]
+    )
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "profile 1 (prefill) for request auto" in text
+    assert "output hidden: shape [1, 7, 8] float32" in text
+    with np.load(outputs) as saved:
+        expected = Runner.open(llm_like_bundle).run(1, [ids, scale]).outputs[0]
+        np.testing.assert_array_equal(saved["hidden"], expected)
+    assert len(load_npz(inputs, Runner.open(llm_like_bundle).manifest)) == 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--phase", "decode", "--dims", "seq=5"], "dim 1 = 5 is outside profile 0"),
+        (["--phase", "warmup"], "unknown phase 'warmup'"),
+        (["--profile", "3"], "pins profile 3"),
+        (["--profile", "-1"], "must be >= 0"),
+        (["--auto", "--dims", "len=3"], "no symbol 'len'"),
+        (["--auto", "--dims", "seq"], "expected SYM=INT"),
+    ],
+)
+def test_bad_requests_exit_2_with_a_message(
+    llm_like_bundle: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert host_main(["run", str(llm_like_bundle), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("trt-edge: error: ") and message in err
+    assert "Traceback" not in err
+
+
+def test_tampered_bundle_exits_1(llm_like_bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pte = llm_like_bundle / "model.pte"
+    pte.write_bytes(pte.read_bytes() + b"\0")
+    assert device_main(["run", str(llm_like_bundle), "--phase", "decode"]) == 1
+    assert "model.pte: size" in capsys.readouterr().err
+
+
+def test_device_info_entry_point_reports_mode_and_backends(llm_like_bundle: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trt_edge_runner.device_cli",
+            "info",
+            str(llm_like_bundle),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert "XnnpackBackend" in report["device"]["backends_registered"]
+    assert report["device"]["native_profile_guard"] is False
+    assert report["device"]["executorch"] == "1.5.1"
+    assert report["bundle"]["mode"] == "emulated"
+    assert report["bundle"]["phases"] == {"decode": 0, "prefill": 1}
