@@ -196,6 +196,19 @@ void check_inputs_names_input_dim_value_range() {
         trt_edge::InputViolation::Kind::kMissingBounds);
 }
 
+void no_match_message_lists_every_profile() {
+  const ProfileTable t = two_inputs_three_profiles();
+  const std::vector<Dims> in{Dims{1, 4096}, Dims{1, 4096, 16}};
+  CHECK(trt_edge::select_profile(t, Request::automatic(), in).outcome ==
+        trt_edge::Outcome::kNoProfileMatchesInputs);
+  const std::string msg = trt_edge::describe_no_match(t, in, {"input_ids", "hidden"});
+  CHECK(msg.find("input_ids=[1, 4096], hidden=[1, 4096, 16]") != std::string::npos);
+  CHECK(msg.find("profile 0: input_ids [1, 1]; hidden [1, 1, 16]") != std::string::npos);
+  CHECK(msg.find("profile 1: input_ids [1, 1..512]; hidden [1, 1..512, 16]") != std::string::npos);
+  CHECK(msg.find("profile 2: input_ids [1, 512..2048]") != std::string::npos);
+  CHECK(trt_edge::describe_no_match(ProfileTable{}, in).find("empty") != std::string::npos);
+}
+
 void selection_applies_the_guard_request() {
   // The order an engine follows: read the thread's request, select, validate.
   ProfileTable t = two_inputs_three_profiles();
@@ -235,6 +248,7 @@ int main() {
   guards_are_thread_local();
   check_inputs_names_input_dim_value_range();
   selection_applies_the_guard_request();
+  no_match_message_lists_every_profile();
   dims_reject_rank_above_eight();
   std::printf("%s (%d failed checks)\n", failures ? "FAILED" : "ok", failures);
   return failures ? 1 : 0;

@@ -309,6 +309,44 @@ inline std::string describe(const InputViolation& v, int64_t profile,
   return "unknown violation";
 }
 
+/// The message for kNoProfileMatchesInputs: the shapes, then every profile's ranges
+/// (`[1, 32..2048]`: a fixed extent as one number, a range as lo..hi).
+inline std::string describe_no_match(const ProfileTable& table, const std::vector<Dims>& inputs,
+                                     const std::vector<std::string>& input_names = {}) {
+  auto name = [&input_names](size_t i) {
+    return i < input_names.size() ? input_names[i] : "#" + std::to_string(i);
+  };
+  auto envelope = [](const ProfileBounds& b) {
+    if (b.min.rank() != b.max.rank()) {
+      return "min " + b.min.to_string() + " / max " + b.max.to_string() + " (malformed)";
+    }
+    std::string out = "[";
+    for (int32_t k = 0; k < b.min.rank(); ++k) {
+      out += (k ? ", " : "") + std::to_string(b.min[k]);
+      if (b.min[k] != b.max[k]) {
+        out += ".." + std::to_string(b.max[k]);
+      }
+    }
+    return out + "]";
+  };
+  std::string out = "no profile matches inputs ";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    out += (i ? ", " : "") + name(i) + "=" + inputs[i].to_string();
+  }
+  if (table.bounds.empty()) {
+    return out + ": the engine's profile table is empty; rebuild the bundle with a profile";
+  }
+  out += "; the profiles accept:";
+  for (size_t p = 0; p < table.bounds.size(); ++p) {
+    out += "\n  profile " + std::to_string(p) + ":";
+    const auto& row = table.bounds[p];
+    for (size_t i = 0; i < row.size(); ++i) {
+      out += (i ? "; " : " ") + name(i) + " " + envelope(row[i]);
+    }
+  }
+  return out + "\nuse shapes inside one profile, or add a profile covering them to the manifest";
+}
+
 namespace detail {
 inline Request& thread_request() noexcept {
   thread_local Request request = Request::default_request();
