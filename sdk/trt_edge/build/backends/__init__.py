@@ -1,0 +1,98 @@
+"""Stage 4: lowering backends behind one small interface.
+
+A backend turns a torch.export program into `.pte` bytes. `xnnpack` and
+`portable` are ExecuTorch's CPU paths (the embedded default where no GPU is
+present); `tensorrt` goes through torch_tensorrt. `auto` takes TensorRT when it
+can run here and otherwise XNNPACK, and says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from trt_edge.build.errors import BackendUnavailableError, BadInputError
+from trt_edge.build.plan import ExportPlan
+from trt_edge.manifest.resolved import ResolvedManifest
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """A lowered program: the `.pte` bytes and any external tensor data (`.ptd`) files."""
+
+    backend: str
+    pte: bytes
+    ptd: dict[str, bytes] = field(default_factory=dict)
+
+
+class Backend(Protocol):
+    name: str
+
+    def unavailable_reason(self) -> str | None:
+        """None when the backend can run here, else one sentence saying what is missing."""
+        ...
+
+    def lower(self, program: Any, manifest: ResolvedManifest, plan: ExportPlan) -> Lowered: ...
+
+
+BACKEND_NAMES = ("xnnpack", "portable", "tensorrt")
+
+
+def get_backend(name: str) -> Backend:
+    if name == "xnnpack":
+        from trt_edge.build.backends.xnnpack import XnnpackBackend
+
+        return XnnpackBackend()
+    if name == "portable":
+        from trt_edge.build.backends.portable import PortableBackend
+
+        return PortableBackend()
+    if name == "tensorrt":
+        from trt_edge.build.backends.tensorrt import TensorRTBackend
+
+        return TensorRTBackend()
+    raise BadInputError(f"unknown backend {name!r}; choose one of auto, {', '.join(BACKEND_NAMES)}")
+
+
+@dataclass(frozen=True)
+class BackendChoice:
+    backend: Backend
+    reason: str  # why this backend, for the log and the summary
+
+
+def choose_backend(requested: str) -> BackendChoice:
+    """Resolve `auto`, and refuse an explicitly requested backend that cannot run."""
+    if requested == "auto":
+        trt = get_backend("tensorrt")
+        missing = trt.unavailable_reason()
+        if missing is None:
+            return BackendChoice(trt, "auto: TensorRT and a GPU are available")
+        return BackendChoice(
+            get_backend("xnnpack"), f"auto: using the CPU backend xnnpack because {missing}"
+        )
+    backend = get_backend(requested)
+    missing = backend.unavailable_reason()
+    if missing is not None:
+        raise BackendUnavailableError(
+            f"backend {requested!r} cannot run here: {missing}",
+            hint=(
+                "build inside a TensorRT builder image (trt-edge build --container "
+                "--target x86-ada, or a Jetson target), or choose --backend xnnpack"
+                if requested == "tensorrt"
+                else None
+            ),
+        )
+    return BackendChoice(backend, f"requested: {requested}")
+
+
+def require_fp32(manifest: ResolvedManifest, backend: str) -> None:
+    """The CPU backends build the model as exported (fp32); other precisions need TensorRT."""
+    if manifest.precision != "fp32":
+        from trt_edge.build.locate import manifest_location
+
+        where = manifest_location(manifest.source_path, ("build", "precision"))
+        raise BadInputError(
+            f"{where}: build.precision: {manifest.precision} is only supported by the "
+            f"tensorrt backend; {backend} builds fp32",
+            hint="set build.precision: fp32, or build with --backend tensorrt on a GPU target",
+        )

@@ -1,0 +1,105 @@
+"""TensorRT through torch_tensorrt ≥ 2.14: one engine per partition, N optimization profiles.
+
+Written against the real API and kept thin: the manifest's profiles become
+`torch_tensorrt.Input(profiles=[{min_shape, opt_shape, max_shape}, ...])` per
+dynamic input (the list order is the profile index that ships), `dynamo.compile`
+builds the engines, and `torch_tensorrt.save(..., output_format="executorch")`
+writes the `.pte` (plus `.ptd` files when weights live outside it).
+
+Where torch_tensorrt, TensorRT or a CUDA GPU is missing, `unavailable_reason`
+says which, and the build stops with that one message. Nothing here produces
+engine bytes of its own.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from trt_edge.build.backends import Lowered
+from trt_edge.build.errors import BadInputError, LoweringError
+from trt_edge.build.plan import ExportPlan, sample_inputs
+from trt_edge.manifest.resolved import ResolvedManifest
+
+MIN_TORCH_TENSORRT = (2, 14)  # first release whose Input accepts profiles=[...]
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts: list[int] = []
+    for piece in text.split("+")[0].split(".")[:2]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
+class TensorRTBackend:
+    name = "tensorrt"
+
+    def unavailable_reason(self) -> str | None:
+        try:
+            version = importlib.metadata.version("torch-tensorrt")
+        except importlib.metadata.PackageNotFoundError:
+            return "torch_tensorrt is not installed (it needs TensorRT and a CUDA GPU)"
+        if _version_tuple(version) < MIN_TORCH_TENSORRT:
+            return (
+                f"torch_tensorrt {version} is installed but multi-profile Input(profiles=...) "
+                "needs >= 2.14"
+            )
+        try:
+            import torch_tensorrt  # noqa: F401
+        except (ImportError, OSError) as exc:
+            return f"import torch_tensorrt failed ({type(exc).__name__}: {exc})"
+        import torch
+
+        if not torch.cuda.is_available():
+            return "no CUDA GPU is visible to torch (torch.cuda.is_available() is False)"
+        return None
+
+    def lower(self, program: Any, manifest: ResolvedManifest, plan: ExportPlan) -> Lowered:
+        import torch
+        import torch_tensorrt
+
+        precisions = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+        if manifest.precision not in precisions:
+            raise BadInputError(
+                f"{manifest.source_path}: build.precision: {manifest.precision} needs a "
+                "calibration step trt-edge does not run yet; use fp16 or fp32"
+            )
+        trt_inputs = []
+        for spec in manifest.inputs:
+            dtype = getattr(torch, spec.dtype)
+            if all(isinstance(d, int) for d in spec.shape):
+                trt_inputs.append(torch_tensorrt.Input(shape=spec.shape, dtype=dtype))
+                continue
+            profiles = []
+            for profile in manifest.profiles:
+                lo, hi = zip(*profile.bounds((spec,)), strict=True)
+                opt = spec.dims_for(profile.opt_symbols())
+                profiles.append({"min_shape": lo[0], "opt_shape": opt, "max_shape": hi[0]})
+            trt_inputs.append(torch_tensorrt.Input(profiles=profiles, dtype=dtype))
+        example = tuple(
+            torch.from_numpy(a).cuda()
+            for a in sample_inputs(manifest.inputs, plan.example_symbols, seed=0)
+        )
+        try:
+            compiled = torch_tensorrt.dynamo.compile(
+                program,
+                arg_inputs=trt_inputs,
+                enabled_precisions={precisions[manifest.precision]},
+                min_block_size=1,
+            )
+            with tempfile.TemporaryDirectory(prefix="trt-edge-trt-") as tmp:
+                pte_path = Path(tmp) / "model.pte"
+                torch_tensorrt.save(
+                    compiled,
+                    str(pte_path),
+                    output_format="executorch",
+                    arg_inputs=example,
+                    retrace=False,
+                )
+                ptd = {p.name: p.read_bytes() for p in sorted(Path(tmp).glob("*.ptd"))}
+                return Lowered(self.name, pte_path.read_bytes(), ptd)
+        except Exception as exc:
+            raise LoweringError(f"TensorRT lowering failed: {type(exc).__name__}: {exc}") from exc

@@ -1,0 +1,184 @@
+"""Stage 6: the bundle directory, staged beside its final path and swapped in atomically.
+
+`OUT/<name>-<version>/` is built in a hidden staging dir inside `OUT` (same
+filesystem, so a rename is atomic), validated there, and only then swapped
+with any previous bundle — with `renameat2(RENAME_EXCHANGE)` where the kernel
+has it, so the path always names a complete bundle. A build that fails or is
+interrupted leaves the previous good bundle untouched and only a hidden
+staging dir behind, which the next build sweeps.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import hashlib
+import importlib.metadata
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from trt_edge_runner.bundle_format import (
+    BUNDLE_JSON,
+    SCHEMA_VERSION,
+    UNLISTED_FILES,
+    BundleManifest,
+    DelegateInfo,
+    FileEntry,
+    TensorSpec,
+)
+
+from trt_edge.build.errors import BundleWriteError
+from trt_edge.manifest.resolved import ResolvedManifest
+
+STAGING_PREFIX = ".staging-"
+PROVENANCE_PACKAGES = ("trt-edge", "trt-edge-runner", "torch", "executorch", "numpy")
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def bundle_dir_name(manifest: ResolvedManifest) -> str:
+    return f"{manifest.name}-{manifest.version}"
+
+
+def package_versions(extra: tuple[str, ...] = ()) -> dict[str, str | None]:
+    versions: dict[str, str | None] = {}
+    for name in (*PROVENANCE_PACKAGES, *extra):
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Write and fsync: a bundle that was swapped in must survive a power cut."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def file_entries(bundle_dir: Path) -> dict[str, FileEntry]:
+    """sha256 and size of every file except bundle.json and bundle.sig, by relative path."""
+    entries: dict[str, FileEntry] = {}
+    for path in sorted(p for p in bundle_dir.rglob("*") if p.is_file()):
+        rel = path.relative_to(bundle_dir).as_posix()
+        if rel in UNLISTED_FILES:
+            continue
+        data = path.read_bytes()
+        entries[rel] = FileEntry(sha256=hashlib.sha256(data).hexdigest(), size=len(data))
+    return entries
+
+
+def make_bundle_manifest(
+    manifest: ResolvedManifest,
+    *,
+    bundle_dir: Path,
+    backend: str,
+    target: dict[str, Any],
+    outputs: tuple[TensorSpec, ...],
+    delegates: tuple[DelegateInfo, ...],
+    provenance: dict[str, Any],
+) -> BundleManifest:
+    return BundleManifest(
+        schema_version=SCHEMA_VERSION,
+        name=manifest.name,
+        version=manifest.version,
+        backend=backend,
+        target=target,
+        method="forward",
+        inputs=manifest.inputs,
+        outputs=outputs,
+        profiles=manifest.profiles,
+        runtime=manifest.runtime,
+        files=file_entries(bundle_dir),
+        delegates=delegates,
+        provenance=provenance,
+    )
+
+
+def write_bundle_json(bundle_dir: Path, document: BundleManifest) -> None:
+    write_file(bundle_dir / BUNDLE_JSON, document.to_canonical_json())
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2); False where unsupported."""
+    libc_name = ctypes.util.find_library("c")
+    if libc_name is None:
+        return False
+    try:
+        libc = ctypes.CDLL(libc_name, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
+    renameat2.argtypes += [ctypes.c_uint]
+    rc = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    return bool(rc == 0)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class StagedBundle:
+    """A bundle being written: `path` is the staging dir; `commit()` swaps it in."""
+
+    def __init__(self, out_dir: Path, name: str) -> None:
+        self.out_dir = out_dir
+        self.final = out_dir / name
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            self._sweep(name)
+            prefix = f"{STAGING_PREFIX}{os.getpid()}-{name}-"
+            self.path = Path(tempfile.mkdtemp(prefix=prefix, dir=out_dir))
+        except OSError as exc:
+            raise BundleWriteError(
+                f"cannot create the bundle directory in {out_dir}: {exc}"
+            ) from exc
+
+    def _sweep(self, name: str) -> None:
+        """Remove staging dirs that a killed build left behind (never a live build's)."""
+        for stale in self.out_dir.glob(f"{STAGING_PREFIX}*-{name}-*"):
+            pid_text = stale.name[len(STAGING_PREFIX) :].split("-", 1)[0]
+            if pid_text.isdigit() and not _alive(int(pid_text)):
+                shutil.rmtree(stale, ignore_errors=True)
+
+    def commit(self) -> Path:
+        try:
+            if self.final.exists():
+                if not _exchange(self.path, self.final):
+                    old = Path(
+                        tempfile.mkdtemp(
+                            prefix=f"{STAGING_PREFIX}{os.getpid()}-old-", dir=self.out_dir
+                        )
+                    )
+                    os.rmdir(old)
+                    os.rename(self.final, old)
+                    os.rename(self.path, self.final)
+                    self.path = old
+                # self.path now holds the previous bundle.
+                shutil.rmtree(self.path, ignore_errors=True)
+            else:
+                os.rename(self.path, self.final)
+            fd = os.open(self.out_dir, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise BundleWriteError(f"cannot move the bundle into {self.final}: {exc}") from exc
+        return self.final
+
+    def discard(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)

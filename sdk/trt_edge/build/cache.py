@@ -1,0 +1,96 @@
+"""Content-addressed stage cache: a stage's output stored under the hash of its inputs.
+
+Layout: `<cache>/<stage>/<key[:2]>/<key>/` holding the stage's files and
+`digest.json` (sha256 of every file). An entry is written in a temp dir and
+renamed into place, so readers never see half an entry; on read every file is
+re-hashed, and an entry that does not match (truncated, edited, bit rot) is
+reported, deleted and rebuilt — never used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from trt_edge_runner.bundle_format import canonical_json
+
+DIGEST_FILE = "digest.json"
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("TRT_EDGE_CACHE")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "trt-edge"
+
+
+def cache_key(**parts: Any) -> str:
+    """sha256 of the canonical JSON of the named parts: order-free, stable across runs."""
+    return hashlib.sha256(canonical_json(parts)).hexdigest()
+
+
+class StageCache:
+    """`get`/`put` of named files per (stage, key). `enabled=False` never reads but still writes."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        enabled: bool = True,
+        on_event: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.root = root
+        self.enabled = enabled
+        self._on_event = on_event
+
+    def _event(self, name: str, **fields: Any) -> None:
+        if self._on_event is not None:
+            self._on_event(name, fields)
+
+    def entry_dir(self, stage: str, key: str) -> Path:
+        return self.root / stage / key[:2] / key
+
+    def get(self, stage: str, key: str) -> dict[str, bytes] | None:
+        if not self.enabled:
+            return None
+        entry = self.entry_dir(stage, key)
+        if not entry.is_dir():
+            return None
+        try:
+            digests = json.loads((entry / DIGEST_FILE).read_text(encoding="utf-8"))["files"]
+            files = {name: (entry / name).read_bytes() for name in digests}
+            bad = [n for n, data in files.items() if hashlib.sha256(data).hexdigest() != digests[n]]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            bad = [f"{DIGEST_FILE} ({type(exc).__name__})"]
+        if bad:
+            self._event("cache_corrupted", stage=stage, key=key, files=bad, path=str(entry))
+            shutil.rmtree(entry, ignore_errors=True)
+            return None
+        self._event("cache_hit", stage=stage, key=key)
+        return files
+
+    def put(self, stage: str, key: str, files: dict[str, bytes]) -> None:
+        entry = self.entry_dir(stage, key)
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-", dir=entry.parent))
+        try:
+            for name, data in files.items():
+                (tmp / name).write_bytes(data)
+            digests = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+            (tmp / DIGEST_FILE).write_bytes(canonical_json({"files": digests}))
+            if entry.exists():
+                shutil.rmtree(entry, ignore_errors=True)
+            os.replace(tmp, entry)
+        except OSError as exc:
+            # A cache that cannot be written only costs time; the build goes on.
+            self._event("cache_write_failed", stage=stage, key=key, error=str(exc))
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)

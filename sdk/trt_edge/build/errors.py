@@ -1,0 +1,58 @@
+"""Typed build errors: each carries the message a user reads and the CLI exit code.
+
+Exit codes follow the CLI contract: 2 for bad input (the manifest or the model
+source is wrong, or a backend was asked for that cannot run here), 1 for a job
+that failed (export, lowering, validation, writing the bundle). The CLI prints
+`str(error)` and exits with `error.exit_code`; no traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+
+class BuildError(Exception):
+    """Base of every error the build reports to a user."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint
+        super().__init__(message if hint is None else f"{message}\n  hint: {hint}")
+
+
+class BadInputError(BuildError):
+    """The manifest or the model it names is wrong: the user must change something."""
+
+    exit_code = 2
+
+
+class ManifestInvalidError(BadInputError):
+    """The manifest failed `trt-edge validate`; the message lists every diagnostic."""
+
+
+class ModelSourceError(BadInputError):
+    """The entrypoint or `.pt2` cannot be loaded or does not match the manifest's inputs."""
+
+
+class BackendUnavailableError(BadInputError):
+    """The requested backend cannot run in this environment (e.g. TensorRT without a GPU)."""
+
+
+class ExportError(BuildError):
+    """torch.export could not capture the model over the manifest's export domain."""
+
+
+class LoweringError(BuildError):
+    """The backend failed to turn the exported program into a `.pte`."""
+
+
+class ValidationFailedError(BuildError):
+    """The `.pte` ran but disagreed with eager PyTorch or accepted a shape it must reject."""
+
+    def __init__(self, message: str, *, report_path: str | None = None) -> None:
+        super().__init__(message)
+        self.report_path = report_path
+
+
+class BundleWriteError(BuildError):
+    """The bundle directory could not be written; the previous bundle is left as it was."""

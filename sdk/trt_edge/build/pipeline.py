@@ -1,0 +1,393 @@
+"""`build()`: the stages wired together, with a content-hash cache between them.
+
+    load manifest ─▶ hash sources ─▶ plan ─▶ export ─▶ lower ─▶ stage bundle
+        ─▶ validate (real runtime, staged dir) ─▶ bundle.json ─▶ atomic swap
+
+Stage outputs are cached under keys made of everything that can change them
+(model sources, the manifest's inputs and profiles, backend, precision,
+package versions and the build code itself), so an unchanged rebuild touches
+neither torch.export nor the backend — nor even imports torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import structlog
+from trt_edge_runner.bundle_format import MODEL_PTE, TensorSpec, canonical_json
+
+from trt_edge.build.backends import BackendChoice, Lowered, choose_backend
+from trt_edge.build.bundle import (
+    StagedBundle,
+    bundle_dir_name,
+    make_bundle_manifest,
+    package_versions,
+    write_bundle_json,
+    write_file,
+)
+from trt_edge.build.cache import StageCache, cache_key, default_cache_dir
+from trt_edge.build.errors import BadInputError, ManifestInvalidError, ValidationFailedError
+from trt_edge.build.plan import ExportPlan, make_plan
+from trt_edge.build.validate import ValidationReport
+from trt_edge.manifest.resolved import ResolvedManifest
+
+log = structlog.get_logger("trt_edge.build")
+
+STAGES = ("load", "plan", "export", "lower", "bundle", "validate")
+VALIDATION_REPORT = "reports/validation.json"
+
+
+class ProgressSink(Protocol):
+    """Told when each stage starts and ends (the CLI draws a rich progress display)."""
+
+    def stage_started(self, stage: str) -> None: ...
+
+    def stage_finished(self, stage: str, seconds: float, cached: bool) -> None: ...
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    out_dir: Path
+    backend: str | None = None  # overrides the manifest's build.backend
+    cache_dir: Path | None = None  # default: $TRT_EDGE_CACHE or ~/.cache/trt-edge
+    use_cache: bool = True  # False: rebuild every stage (results are still stored)
+    source_date_epoch: int | None = None  # default: $SOURCE_DATE_EPOCH, else manifest mtime
+    progress: ProgressSink | None = None
+    target: str | None = None  # a catalog id; default: the manifest's first target
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    bundle_dir: Path
+    report: ValidationReport
+    stage_seconds: dict[str, float]
+    cached: dict[str, bool] = field(default_factory=dict)
+    backend: str = ""
+    backend_reason: str = ""
+
+
+def _code_digest(*roots: Path, names: tuple[str, ...] | None = None) -> str:
+    """Hash of our own sources: a change to the build code invalidates its cached outputs."""
+    digest = hashlib.sha256()
+    for root in roots:
+        paths = sorted(root.rglob("*.py")) if names is None else [root / n for n in names]
+        for path in paths:
+            if path.is_file():
+                digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _build_code_digest() -> str:
+    return _code_digest(Path(__file__).parent)
+
+
+def _runner_code_digest() -> str:
+    import trt_edge_runner
+
+    names = (
+        "runner.py",
+        "policy.py",
+        "input_check.py",
+        "guard.py",
+        "errors.py",
+        "bundle_format.py",
+        "tensors.py",
+    )
+    return _code_digest(Path(trt_edge_runner.__file__).parent, names=names)
+
+
+def _io_doc(manifest: ResolvedManifest) -> dict[str, Any]:
+    return {
+        "inputs": [
+            {"name": t.name, "dtype": t.dtype, "shape": list(t.shape), "values": t.values}
+            for t in manifest.inputs
+        ],
+        "profiles": [
+            {"name": p.name, "dims": {s: [r.min, r.opt, r.max] for s, r in p.dims.items()}}
+            for p in manifest.profiles
+        ],
+    }
+
+
+def _source_date(options: BuildOptions, manifest: ResolvedManifest) -> tuple[int, str]:
+    if options.source_date_epoch is not None:
+        return options.source_date_epoch, "option"
+    env = os.environ.get("SOURCE_DATE_EPOCH")
+    if env:
+        try:
+            return int(env), "SOURCE_DATE_EPOCH"
+        except ValueError:
+            raise BadInputError(
+                f"SOURCE_DATE_EPOCH={env!r} is not an integer number of seconds"
+            ) from None
+    return int(manifest.source_path.stat().st_mtime), "manifest-mtime"
+
+
+def _outputs_to_json(outputs: tuple[TensorSpec, ...]) -> bytes:
+    data: bytes = canonical_json(
+        [{"name": t.name, "dtype": t.dtype, "shape": list(t.shape)} for t in outputs]
+    )
+    return data
+
+
+def _outputs_from_json(data: bytes) -> tuple[TensorSpec, ...]:
+    return tuple(
+        TensorSpec(name=o["name"], dtype=o["dtype"], shape=tuple(o["shape"]))
+        for o in json.loads(data)
+    )
+
+
+class _Timer:
+    def __init__(self, progress: ProgressSink | None) -> None:
+        self.seconds: dict[str, float] = {}
+        self.cached: dict[str, bool] = {}
+        self.progress = progress
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[dict[str, bool]]:
+        flag = {"cached": False}
+        if self.progress is not None:
+            self.progress.stage_started(name)
+        log.debug("stage_started", stage=name)
+        started = time.perf_counter()
+        yield flag
+        elapsed = time.perf_counter() - started
+        self.seconds[name] = self.seconds.get(name, 0.0) + elapsed
+        self.cached[name] = flag["cached"]
+        log.info("stage_finished", stage=name, seconds=round(elapsed, 3), cached=flag["cached"])
+        if self.progress is not None:
+            self.progress.stage_finished(name, elapsed, flag["cached"])
+
+
+def load(manifest_path: Path) -> ResolvedManifest:
+    from trt_edge.manifest import ManifestError, load_manifest_or_raise
+
+    try:
+        return load_manifest_or_raise(manifest_path)
+    except ManifestError as exc:
+        raise ManifestInvalidError(str(exc)) from exc
+
+
+def _target_fingerprint(manifest: ResolvedManifest, requested: str | None) -> dict[str, Any]:
+    from trt_edge.targets import load_catalog
+    from trt_edge.targets.catalog import UnknownTargetError
+
+    target_id = requested or (manifest.targets[0] if manifest.targets else "cpu-x86_64")
+    if requested is not None and manifest.targets and requested not in manifest.targets:
+        raise BadInputError(
+            f"--target {requested}: {manifest.source_path} builds for "
+            f"{', '.join(manifest.targets)} only",
+            hint="add the target to build.targets in the manifest, or pick one of those",
+        )
+    try:
+        return dict(load_catalog().get(target_id).fingerprint())
+    except UnknownTargetError as exc:
+        raise BadInputError(f"{manifest.source_path}: {exc}") from exc
+
+
+class _Build:
+    """One build's state: the manifest, the cache and the lazily loaded model."""
+
+    def __init__(self, manifest: ResolvedManifest, options: BuildOptions) -> None:
+        self.manifest = manifest
+        self.options = options
+        self.timer = _Timer(options.progress)
+        self.cache = StageCache(
+            (options.cache_dir or default_cache_dir()).expanduser(),
+            enabled=options.use_cache,
+            on_event=lambda name, fields: (
+                log.warning(name, **fields) if name != "cache_hit" else log.debug(name, **fields)
+            ),
+        )
+        self._model: Any = None
+
+    def model(self) -> Any:
+        if self._model is None:
+            from trt_edge.build.model_source import load_model
+
+            self._model = load_model(self.manifest)
+        return self._model
+
+    def program(self, plan: ExportPlan, key: str) -> Any:
+        """The ExportedProgram: from the cache, from the `.pt2`, or by torch.export."""
+        import io
+
+        import torch
+
+        from trt_edge.build.export import check_exported_domain, export_program
+
+        with self.timer.stage("export") as flag:
+            hit = self.cache.get("export", key)
+            if hit is not None:
+                flag["cached"] = True
+                return torch.export.load(io.BytesIO(hit["program.pt2"]))
+            loaded = self.model()
+            if loaded.exported is not None:
+                check_exported_domain(self.manifest, plan, loaded.exported)
+                program = loaded.exported
+            else:
+                program = export_program(self.manifest, plan, loaded.module)
+            buffer = io.BytesIO()
+            torch.export.save(program, buffer)
+            self.cache.put("export", key, {"program.pt2": buffer.getvalue()})
+            return program
+
+    def lowered(
+        self, plan: ExportPlan, choice: BackendChoice, export_key: str, key: str
+    ) -> tuple[Lowered, tuple[TensorSpec, ...]]:
+        hit = self.cache.get("lower", key)
+        if hit is not None:
+            with self.timer.stage("lower") as flag:
+                flag["cached"] = True
+                ptd = {n[len("ptd/") :]: d for n, d in hit.items() if n.startswith("ptd/")}
+                lowered = Lowered(choice.backend.name, hit[MODEL_PTE], ptd)
+                return lowered, _outputs_from_json(hit["outputs.json"])
+        from trt_edge.build.export import output_specs
+
+        program = self.program(plan, export_key)
+        with self.timer.stage("lower"):
+            lowered = choice.backend.lower(program, self.manifest, plan)
+            outputs = output_specs(self.manifest, program)
+            files = {MODEL_PTE: lowered.pte, "outputs.json": _outputs_to_json(outputs)}
+            files.update({f"ptd/{n}": d for n, d in lowered.ptd.items()})
+            self.cache.put("lower", key, files)
+        return lowered, outputs
+
+
+def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
+    """Build, validate and atomically write `OUT/<name>-<version>/`; raise `BuildError`s."""
+    manifest_path = Path(manifest_path)
+    progress_timer = _Timer(options.progress)
+    with progress_timer.stage("load"):
+        manifest = load(manifest_path)
+        from trt_edge.build.model_source import source_digest
+
+        digest = source_digest(manifest)
+        requested = options.backend or manifest.backend
+        choice = choose_backend(requested)
+        target = _target_fingerprint(manifest, options.target)
+        source_date, source_date_from = _source_date(options, manifest)
+    log.info(
+        "backend_chosen",
+        backend=choice.backend.name,
+        reason=choice.reason,
+        model=manifest.name,
+        target=target.get("id"),
+    )
+    job = _Build(manifest, options)
+    job.timer.seconds.update(progress_timer.seconds)
+    job.timer.cached.update(progress_timer.cached)
+    with job.timer.stage("plan"):
+        plan = make_plan(manifest)
+    extra_packages = ("torch-tensorrt",) if choice.backend.name == "tensorrt" else ()
+    packages = package_versions(extra_packages)
+    build_code = _build_code_digest()
+    export_key = cache_key(
+        stage="export",
+        model=manifest.entrypoint or str(manifest.exported),
+        source=digest.sha256,
+        io=_io_doc(manifest),
+        packages=packages,
+        code=build_code,
+    )
+    lower_key = cache_key(
+        stage="lower",
+        export=export_key,
+        backend=choice.backend.name,
+        precision=manifest.precision,
+    )
+    lowered, outputs = job.lowered(plan, choice, export_key, lower_key)
+
+    staged = StagedBundle(options.out_dir, bundle_dir_name(manifest))
+    try:
+        with job.timer.stage("bundle"):
+            from trt_edge.build.delegates import read_delegates
+
+            write_file(staged.path / MODEL_PTE, lowered.pte)
+            for name, data in lowered.ptd.items():
+                write_file(staged.path / name, data)
+            delegates = read_delegates(staged.path / MODEL_PTE, manifest)
+            provenance = {
+                "manifest_sha256": manifest.source_sha256,
+                "model_source_sha256": digest.sha256,
+                "model_source_files": list(digest.files),
+                "packages": packages,
+                "source_date_epoch": source_date,
+                "source_date_from": source_date_from,
+                "builder": {"mode": "local"},
+                "backend_reason": choice.reason,
+            }
+
+            def document() -> Any:
+                return make_bundle_manifest(
+                    manifest,
+                    bundle_dir=staged.path,
+                    backend=choice.backend.name,
+                    target=target,
+                    outputs=outputs,
+                    delegates=delegates,
+                    provenance=provenance,
+                )
+
+            write_bundle_json(staged.path, document())
+        report = _validate(job, plan, staged.path, choice, lowered)
+        if not report.ok:
+            failed = options.out_dir / f"{bundle_dir_name(manifest)}.validation-failed.json"
+            write_file(failed.with_suffix(".tmp"), canonical_json(report.doc))
+            os.replace(failed.with_suffix(".tmp"), failed)
+            raise ValidationFailedError(
+                f"{manifest.source_path}: validation failed; the previous bundle (if any) is "
+                f"unchanged. Report: {failed}\n  " + "\n  ".join(report.failures),
+                report_path=str(failed),
+            )
+        with job.timer.stage("bundle"):
+            write_file(staged.path / VALIDATION_REPORT, canonical_json(report.doc))
+            write_bundle_json(staged.path, document())
+            bundle_dir = staged.commit()
+    except BaseException:
+        staged.discard()
+        raise
+    log.info("bundle_written", path=str(bundle_dir), model=manifest.name)
+    return BuildResult(
+        bundle_dir=bundle_dir,
+        report=report,
+        stage_seconds=dict(job.timer.seconds),
+        cached=dict(job.timer.cached),
+        backend=choice.backend.name,
+        backend_reason=choice.reason,
+    )
+
+
+def _validate(
+    job: _Build, plan: ExportPlan, staged: Path, choice: BackendChoice, lowered: Lowered
+) -> ValidationReport:
+    from trt_edge.build.validate import validate_bundle
+
+    manifest = job.manifest
+    key = cache_key(
+        stage="validate",
+        pte=hashlib.sha256(lowered.pte).hexdigest(),
+        io=_io_doc(manifest),
+        tolerance=[manifest.atol, manifest.rtol],
+        runtime={"policy": manifest.runtime.policy, "phases": dict(manifest.runtime.phases)},
+        runner=_runner_code_digest(),
+        code=_build_code_digest(),
+    )
+    with job.timer.stage("validate") as flag:
+        hit = job.cache.get("validate", key)
+        if hit is not None:
+            flag["cached"] = True
+            return ValidationReport(json.loads(hit["validation.json"]))
+        report = validate_bundle(staged, manifest, plan, job.model().module, choice.backend.name)
+        if report.ok:
+            job.cache.put("validate", key, {"validation.json": canonical_json(report.doc)})
+        return report

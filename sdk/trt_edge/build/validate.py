@@ -1,0 +1,243 @@
+"""Stage 5: run the staged bundle with the real ExecuTorch runtime and compare with eager.
+
+Validation goes through `trt_edge_runner.Runner` on the *staged* bundle
+directory — the very files and the very code path a device uses — so a bundle
+that passes here is one the runner accepts. Per profile: samples at min, opt and
+max run pinned to that profile and must match eager PyTorch within the
+manifest's atol/rtol (np.allclose semantics); the outputs at each profile's max
+must come back whole (outputs are planned at the union envelope, and a nonzero
+profile may produce the largest one); one step outside each profile must be
+refused with the runner's error. The report is deterministic (no timings, no
+paths): it is hashed into bundle.json.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trt_edge.build.plan import ExportPlan, sample_inputs
+from trt_edge.manifest.resolved import ResolvedManifest
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """The report document (as written to reports/validation.json) and its verdict."""
+
+    doc: dict[str, Any]
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.doc["ok"])
+
+    @property
+    def failures(self) -> list[str]:
+        return list(self.doc["failures"])
+
+
+def _round(x: float) -> float:
+    """4 significant digits: enough to read, stable against last-bit noise in the hash."""
+    return float(f"{x:.4g}")
+
+
+def _flatten(value: Any) -> list[Any]:
+    if isinstance(value, list | tuple):
+        return [leaf for item in value for leaf in _flatten(item)]
+    return [value]
+
+
+def _compare(got: np.ndarray, want: np.ndarray, atol: float, rtol: float) -> dict[str, Any]:
+    if got.shape != want.shape:
+        return {
+            "shape": list(got.shape),
+            "expected_shape": list(want.shape),
+            "max_abs": None,
+            "max_rel": None,
+            "ok": False,
+        }
+    g = got.astype(np.float64)
+    w = want.astype(np.float64)
+    diff = np.abs(g - w)
+    max_abs = float(diff.max()) if diff.size else 0.0
+    scale = float(np.abs(w).max()) if w.size else 0.0
+    ok = bool(np.all(diff <= atol + rtol * np.abs(w))) and bool(np.all(np.isfinite(g)))
+    return {
+        "shape": list(got.shape),
+        "max_abs": _round(max_abs),
+        "max_rel": _round(max_abs / scale) if scale > 0 else _round(max_abs),
+        "ok": ok,
+    }
+
+
+def _eager(module: Any, arrays: list[np.ndarray]) -> list[np.ndarray]:
+    import torch
+
+    with torch.no_grad():
+        result = module(*(torch.from_numpy(a.copy()) for a in arrays))
+    return [t.detach().numpy() for t in _flatten(result)]
+
+
+def validate_bundle(
+    staged_dir: Path,
+    manifest: ResolvedManifest,
+    plan: ExportPlan,
+    module: Any,
+    backend: str,
+) -> ValidationReport:
+    """Run every sample and probe through the runner on `staged_dir`; build the report."""
+    from trt_edge_runner.errors import RunnerError
+    from trt_edge_runner.runner import Runner
+
+    failures: list[str] = []
+    runner = Runner.open(staged_dir, verify_files=True)
+    scrub = str(staged_dir)
+    parity: list[dict[str, Any]] = []
+    largest: dict[int, dict[str, Any]] = {}
+    for sample in plan.samples:
+        profile = manifest.profiles[sample.profile]
+        arrays = sample_inputs(manifest.inputs, sample.symbols, sample.seed)
+        entry: dict[str, Any] = {
+            "profile": sample.profile,
+            "profile_name": profile.name,
+            "point": sample.point,
+            "symbols": dict(sample.symbols),
+        }
+        try:
+            result = runner.run(sample.profile, arrays)
+        except RunnerError as exc:
+            entry.update(ok=False, error=str(exc).replace(scrub, manifest.name))
+            failures.append(
+                f"profile {sample.profile} ({profile.name}) at {sample.point} "
+                f"{sample.symbols}: the runner failed: {entry['error']}"
+            )
+            parity.append(entry)
+            continue
+        want = _eager(module, arrays)
+        outputs = [
+            {"output": i, **_compare(np.asarray(g), w, manifest.atol, manifest.rtol)}
+            for i, (g, w) in enumerate(zip(result.outputs, want, strict=False))
+        ]
+        ok = len(result.outputs) == len(want) and all(o["ok"] for o in outputs)
+        entry.update(selected_profile=result.profile, outputs=outputs, ok=ok)
+        if result.profile != sample.profile:
+            ok = entry["ok"] = False
+            failures.append(
+                f"profile {sample.profile} at {sample.point}: the runner selected profile "
+                f"{result.profile}"
+            )
+        if not ok:
+            bad = [o for o in outputs if not o["ok"]]
+            failures.append(
+                f"profile {sample.profile} ({profile.name}) at {sample.point} {sample.symbols}: "
+                + (
+                    "; ".join(
+                        f"output {o['output']} max abs error {o['max_abs']} "
+                        f"(atol {manifest.atol}, rtol {manifest.rtol})"
+                        for o in bad
+                    )
+                    or f"{len(result.outputs)} outputs, eager gave {len(want)}"
+                )
+            )
+        parity.append(entry)
+        if sample.point == "max" or sample.profile not in largest:
+            nbytes = int(sum(np.asarray(o).nbytes for o in result.outputs))
+            largest[sample.profile] = {
+                "profile": sample.profile,
+                "profile_name": profile.name,
+                "symbols": dict(sample.symbols),
+                "shapes": [list(np.asarray(o).shape) for o in result.outputs],
+                "bytes": nbytes,
+                "fits": ok,
+            }
+    outside: list[dict[str, Any]] = []
+    for probe in plan.outside:
+        arrays = sample_inputs(manifest.inputs, probe.symbols, seed=7)
+        entry = {
+            "profile": probe.profile,
+            "symbol": probe.symbol,
+            "value": probe.value,
+            "bound": probe.bound,
+        }
+        try:
+            runner.run(probe.profile, arrays)
+        except RunnerError as exc:
+            entry.update(
+                rejected=True,
+                error_type=type(exc).__name__,
+                error=str(exc).replace(scrub, manifest.name),
+            )
+        else:
+            entry.update(rejected=False)
+            failures.append(
+                f"profile {probe.profile}: {probe.symbol}={probe.value} (one past its "
+                f"{probe.bound}) was accepted; the runner must refuse it"
+            )
+        outside.append(entry)
+    per_profile = [largest[i] for i in sorted(largest)]
+    biggest = max(per_profile, key=lambda e: e["bytes"])["profile"] if per_profile else None
+    doc = {
+        "model": {"name": manifest.name, "version": manifest.version},
+        "backend": backend,
+        "tolerance": {"atol": manifest.atol, "rtol": manifest.rtol},
+        "runner_mode": runner.mode,
+        "parity": parity,
+        "largest_output": {"per_profile": per_profile, "largest_profile": biggest},
+        "outside": outside,
+        "ok": not failures,
+        "failures": failures,
+    }
+    return ValidationReport(doc)
+
+
+def parity_summary(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per profile: worst max-abs error over its samples and whether all passed."""
+    rows: dict[int, dict[str, Any]] = {}
+    for entry in doc["parity"]:
+        row = rows.setdefault(
+            entry["profile"],
+            {
+                "profile": entry["profile"],
+                "name": entry["profile_name"],
+                "max_abs": 0.0,
+                "ok": True,
+            },
+        )
+        row["ok"] = row["ok"] and entry["ok"]
+        for out in entry.get("outputs", []):
+            if out["max_abs"] is not None:
+                row["max_abs"] = max(row["max_abs"], out["max_abs"])
+    return [rows[i] for i in sorted(rows)]
+
+
+def render_table(doc: dict[str, Any]) -> Any:
+    """A rich Table of the parity runs, the largest outputs and the outside probes."""
+    from rich.table import Table
+
+    table = Table(title=f"validation: {doc['model']['name']} ({doc['backend']})")
+    for column in ("profile", "point", "symbols", "max abs err", "max rel err", "result"):
+        table.add_column(column)
+    for entry in doc["parity"]:
+        outs = entry.get("outputs", [])
+        abs_errs = [o["max_abs"] for o in outs if o["max_abs"] is not None]
+        rel_errs = [o["max_rel"] for o in outs if o["max_rel"] is not None]
+        table.add_row(
+            f"{entry['profile']} {entry['profile_name']}",
+            entry["point"],
+            " ".join(f"{k}={v}" for k, v in entry["symbols"].items()),
+            f"{max(abs_errs):.3g}" if abs_errs else "-",
+            f"{max(rel_errs):.3g}" if rel_errs else "-",
+            "ok" if entry["ok"] else "FAIL",
+        )
+    for probe in doc["outside"]:
+        table.add_row(
+            f"{probe['profile']}",
+            f"outside {probe['bound']}",
+            f"{probe['symbol']}={probe['value']}",
+            "",
+            "",
+            "rejected" if probe["rejected"] else "ACCEPTED (FAIL)",
+        )
+    return table

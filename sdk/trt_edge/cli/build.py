@@ -1,0 +1,208 @@
+"""`trt-edge build MANIFEST`: export, lower, validate and bundle a model.
+
+Runs the pipeline in this environment (`--local`) or inside the target's
+builder image (`--container`, through `trt_edge.containers.build_runner`).
+Exit codes: 0 bundle written, 1 the build or its validation failed, 2 bad
+input (manifest, model source, an unavailable backend, bad flags). Errors are
+one message on stderr, never a traceback. torch and executorch are imported
+only inside `run`, so `trt-edge --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+BACKEND_CHOICES = ("auto", "xnnpack", "portable", "tensorrt")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "build",
+        help="export → lower → validate → bundle (OUT/<name>-<version>/)",
+        description="Build a validated bundle from a manifest: torch.export over the profiles' "
+        "export domain, lower with a backend (xnnpack/portable on CPU, tensorrt on GPU "
+        "targets), run every profile with the real ExecuTorch runtime against eager "
+        "PyTorch, and write the bundle atomically.",
+    )
+    parser.add_argument("manifest", help="path to manifest.yaml")
+    parser.add_argument(
+        "--backend", choices=BACKEND_CHOICES, help="override the manifest's build.backend"
+    )
+    parser.add_argument("--out", default="dist", help="output directory (default: dist)")
+    parser.add_argument(
+        "--cache-dir", help="stage cache (default: $TRT_EDGE_CACHE or ~/.cache/trt-edge)"
+    )
+    parser.add_argument("--no-cache", action="store_true", help="rebuild every stage")
+    parser.add_argument("--log-format", choices=("console", "json"), default="console")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--local", action="store_true", help="build in this environment")
+    mode.add_argument("--container", action="store_true", help="build in the builder image")
+    parser.add_argument("--target", help="target id from the catalog (default: first in manifest)")
+    parser.add_argument("--image", help="builder image to use with --container")
+    parser.add_argument(
+        "--source-date-epoch",
+        type=int,
+        help="provenance date (default: $SOURCE_DATE_EPOCH, else the manifest's mtime)",
+    )
+    parser.set_defaults(run=run)
+
+
+def configure_logging(fmt: str, level: int) -> None:
+    import structlog
+
+    processors: list[Any] = [
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso" if fmt == "json" else "%H:%M:%S"),
+    ]
+    renderer: Any = (
+        structlog.processors.JSONRenderer(sort_keys=True)
+        if fmt == "json"
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    )
+    structlog.configure(
+        processors=[*processors, renderer],
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+
+
+class RichProgress:
+    """One spinner line per stage on a TTY; finished stages show their time."""
+
+    def __init__(self, console: Any) -> None:
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        )
+        self.tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> RichProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def stage_started(self, stage: str) -> None:
+        if stage not in self.tasks:
+            self.tasks[stage] = self.progress.add_task(stage, total=1)
+
+    def stage_finished(self, stage: str, seconds: float, cached: bool) -> None:
+        task = self.tasks.get(stage)
+        if task is not None:
+            note = " (cached)" if cached else ""
+            self.progress.update(task, completed=1, description=f"{stage}{note}")
+
+
+def _choose_mode(args: argparse.Namespace) -> tuple[str, str]:
+    requested = "container" if args.container else "local" if args.local else None
+    if requested == "local":
+        return "local", "--local"
+    try:
+        from trt_edge.containers import build_runner
+    except ImportError:
+        if requested == "container":
+            return "unavailable", (
+                "container builds need trt_edge.containers.build_runner, which this "
+                "installation does not have; use --local"
+            )
+        return "local", "no container support installed: building locally"
+    mode, reason = build_runner.choose_mode(args.target, requested)
+    return str(mode), str(reason)
+
+
+def _summary(console: Any, result: Any, elapsed: float) -> None:
+    from rich.table import Table
+
+    from trt_edge.build.validate import parity_summary, render_table
+
+    console.print(render_table(result.report.doc))
+    size = sum(p.stat().st_size for p in result.bundle_dir.rglob("*") if p.is_file())
+    table = Table(title="build summary", show_header=False)
+    table.add_row("bundle", str(result.bundle_dir))
+    table.add_row("size", f"{size / 1024:.1f} KiB")
+    table.add_row("backend", f"{result.backend} ({result.backend_reason})")
+    for row in parity_summary(result.report.doc):
+        table.add_row(
+            f"profile {row['profile']} {row['name']}",
+            f"parity {'ok' if row['ok'] else 'FAIL'}, max abs error {row['max_abs']:.3g}",
+        )
+    for stage, seconds in result.stage_seconds.items():
+        cached = " (cached)" if result.cached.get(stage) else ""
+        table.add_row(f"stage {stage}", f"{seconds:.2f} s{cached}")
+    table.add_row("total", f"{elapsed:.2f} s")
+    console.print(table)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from trt_edge.build.errors import BuildError
+    from trt_edge.build.pipeline import BuildOptions, build
+
+    err = Console(stderr=True)
+    out = Console()
+    interactive = sys.stderr.isatty() and args.log_format == "console"
+    configure_logging(args.log_format, logging.WARNING if interactive else logging.INFO)
+    # torch/executorch emit deprecation chatter a user cannot act on.
+    for category in (UserWarning, DeprecationWarning, FutureWarning):
+        warnings.filterwarnings("ignore", category=category)
+    manifest = Path(args.manifest)
+    if not manifest.is_file():
+        print(f"trt-edge build: {manifest}: no such manifest file", file=sys.stderr)
+        return 2
+    mode, reason = _choose_mode(args)
+    if mode == "unavailable":
+        print(f"trt-edge build: {reason}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    try:
+        if mode == "container":
+            from trt_edge.containers.build_runner import build_in_container
+
+            options = BuildOptions(
+                out_dir=Path(args.out),
+                backend=args.backend,
+                cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+                use_cache=not args.no_cache,
+                source_date_epoch=args.source_date_epoch,
+                target=args.target,
+            )
+            err.print(f"building in a container: {reason}")
+            result = build_in_container(manifest, options, args.target, args.image)
+        else:
+            progress = RichProgress(err) if interactive else None
+            options = BuildOptions(
+                out_dir=Path(args.out),
+                backend=args.backend,
+                cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+                use_cache=not args.no_cache,
+                source_date_epoch=args.source_date_epoch,
+                progress=progress,
+                target=args.target,
+            )
+            if progress is not None:
+                with progress:
+                    result = build(manifest, options)
+            else:
+                result = build(manifest, options)
+    except BuildError as exc:
+        print(f"trt-edge build: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except OSError as exc:
+        print(f"trt-edge build: error: {exc}", file=sys.stderr)
+        return 1
+    _summary(out, result, time.perf_counter() - started)
+    return 0
