@@ -98,3 +98,46 @@ def test_a_selected_auto_profile_fits_every_input(
             b = table.bounds[got.profile][i]
             assert len(dims) == len(b.min) == len(b.max)
             assert all(lo <= d <= hi for d, lo, hi in zip(dims, b.min, b.max, strict=True))
+
+
+# A guard plan: a tree of nested guards, some of whose bodies raise.
+guard_spec = st.one_of(st.integers(0, 5), st.just("auto"))
+plan_st = st.recursive(
+    st.tuples(guard_spec, st.booleans(), st.just(())),
+    lambda children: st.tuples(guard_spec, st.booleans(), st.lists(children, max_size=3)),
+    max_leaves=12,
+)
+
+
+class _Planned(Exception):
+    pass
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(plan_st, max_size=3))
+def test_nested_guards_always_restore_the_enclosing_request(plans: list[object]) -> None:
+    from trt_edge_runner.guard import OptimizationProfileGuard, current_request
+
+    def run(plan: object, enclosing: Request) -> None:
+        spec, raises, children = plan  # type: ignore[misc]
+        guard = (
+            OptimizationProfileGuard.automatic()
+            if spec == "auto"
+            else OptimizationProfileGuard(spec)
+        )
+        mine = Request.auto() if spec == "auto" else Request.pinned(spec)
+        try:
+            with guard:
+                assert current_request() == mine
+                for child in children:
+                    run(child, mine)
+                    assert current_request() == mine
+                if raises:
+                    raise _Planned
+        except _Planned:
+            pass
+        assert current_request() == enclosing
+
+    for plan in plans:
+        run(plan, Request.default())
+    assert current_request() == Request.default()
