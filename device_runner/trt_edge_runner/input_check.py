@@ -229,12 +229,10 @@ class ProfileResolver:
             )
         profile = selection.profile
         assert profile is not None, "a continuing outcome carries a profile"
-        if request.kind != "auto":
+        if request.kind != "auto" and not profile_fits(self.table, profile, dims):
             # Auto only answers OK with a profile every input fits; pins and
             # Default are taken without a fit check, so they are validated here.
-            check_inputs(
-                self.table, profile, dims, names=self.names, profile_names=self.profile_names
-            )
+            raise _mismatch(self.table, profile, dims, self.names, self.profile_names)
         if profile != self.table.active:
             self.table = self.table.with_active(profile)
         return selection
