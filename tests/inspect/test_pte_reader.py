@@ -174,3 +174,32 @@ def test_copy_reads_identically(xnnpack_pte: Path, tmp_path: Path) -> None:
     a, b = read_pte(xnnpack_pte).to_dict(), read_pte(copy).to_dict()
     a.pop("path"), b.pop("path")
     assert a == b
+
+
+def test_grown_pte_from_the_benchmark_is_valid_and_read_in_place(
+    xnnpack_pte: Path, tmp_path: Path
+) -> None:
+    """bench_inspect.py grows a real .pte with a large named-data segment; pin that the
+    result is a program ExecuTorch itself accepts and that read_pte sizes it right."""
+    import importlib.util
+
+    import torch
+    from executorch.runtime import Runtime
+
+    bench_path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_inspect.py"
+    spec = importlib.util.spec_from_file_location("bench_inspect", bench_path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    extra = (1 << 20) + 3
+    grown = bench.grow_pte(xnnpack_pte, tmp_path / "grown.pte", extra)
+
+    info = read_pte(grown)
+    padding = [n for n in info.named_data if n.key == "bench/padding"]
+    assert len(padding) == 1 and padding[0].size == extra
+    assert info.file_size >= xnnpack_pte.stat().st_size + extra
+    pte = _reference(grown)
+    assert pte.named_data is not None and "bench/padding" in pte.named_data.pte_data
+    method = Runtime.get().load_program(str(grown)).load_method("forward")
+    out = method.execute([torch.zeros(1, 5, dtype=torch.long)])
+    assert tuple(out[0].shape) == (1, 5, 16)
