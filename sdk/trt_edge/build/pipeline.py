@@ -86,8 +86,16 @@ def _code_digest(*roots: Path, names: tuple[str, ...] | None = None) -> str:
     return digest.hexdigest()
 
 
-def _build_code_digest() -> str:
-    return _code_digest(Path(__file__).parent)
+def _build_code_digest(*names: str) -> str:
+    """Hash of the build modules a stage's output depends on (not the whole package:
+    editing the CLI or the bundle writer must not throw away lowered programs)."""
+    root = Path(__file__).parent
+    digest = _code_digest(root, names=names)
+    return hashlib.sha256((digest + _code_digest(root / "backends")).encode()).hexdigest()
+
+
+EXPORT_CODE = ("model_source.py", "plan.py", "export.py")
+VALIDATE_CODE = ("plan.py", "validate.py")
 
 
 def _runner_code_digest() -> str:
@@ -290,7 +298,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
         plan = make_plan(manifest)
     extra_packages = ("torch-tensorrt",) if choice.backend.name == "tensorrt" else ()
     packages = package_versions(extra_packages)
-    build_code = _build_code_digest()
+    build_code = _build_code_digest(*EXPORT_CODE)
     export_key = cache_key(
         stage="export",
         model=manifest.entrypoint or str(manifest.exported),
@@ -380,7 +388,7 @@ def _validate(
         tolerance=[manifest.atol, manifest.rtol],
         runtime={"policy": manifest.runtime.policy, "phases": dict(manifest.runtime.phases)},
         runner=_runner_code_digest(),
-        code=_build_code_digest(),
+        code=_build_code_digest(*VALIDATE_CODE),
     )
     with job.timer.stage("validate") as flag:
         hit = job.cache.get("validate", key)
