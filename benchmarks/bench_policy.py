@@ -21,6 +21,7 @@ count (cache and SMT contention still do). Exits 0 whether goals are met or not
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -38,8 +39,8 @@ REPO = Path(__file__).resolve().parents[1]
 CPP_SRC = REPO / "device_runner" / "cpp"
 CPP_BUILD = CPP_SRC / "build"
 BENCH_BIN = CPP_BUILD / "trt_edge_policy_bench"
-BATCHES = 31
-CALLS = 5000
+BATCHES = 301
+CALLS = 300
 PY_GOAL_US = 5.0
 CPP_GOAL_NS = 100.0
 
@@ -55,9 +56,18 @@ def table() -> ProfileTable:
     )
 
 
-def median_us(fn: Callable[[], None]) -> float:
-    runs = timeit.repeat(fn, number=CALLS, repeat=BATCHES, timer=time.thread_time)
-    return statistics.median(runs) / CALLS * 1e6
+def interleaved_medians_us(fns: dict[str, Callable[[], None]]) -> dict[str, float]:
+    """Median µs per call of each fn, batches interleaved so all see the same machine load.
+
+    Short batches (CALLS calls, about a millisecond) rarely span a context switch,
+    so the median reflects the code's cost rather than cache refills after one.
+    """
+    timers = {name: timeit.Timer(fn, timer=time.thread_time) for name, fn in fns.items()}
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(BATCHES):
+        for name, timer in timers.items():
+            samples[name].append(timer.timeit(number=CALLS) / CALLS * 1e6)
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def python_figures() -> dict[str, float]:
@@ -83,12 +93,14 @@ def python_figures() -> dict[str, float]:
 
     pinned = lambda: OptimizationProfileGuard(1)  # noqa: E731
     auto = OptimizationProfileGuard.automatic
-    return {
-        "pinned": median_us(steps(pinned)),
-        "auto": median_us(steps(auto)),
-        "pinned, via ProfileResolver": median_us(via_resolver(pinned)),
-        "auto, via ProfileResolver": median_us(via_resolver(auto)),
-    }
+    return interleaved_medians_us(
+        {
+            "pinned": steps(pinned),
+            "auto": steps(auto),
+            "pinned, via ProfileResolver": via_resolver(pinned),
+            "auto, via ProfileResolver": via_resolver(auto),
+        }
+    )
 
 
 def _stale(binary: Path) -> bool:
@@ -124,6 +136,8 @@ def main() -> int:
     cpp = cpp_figures()
     print("profile decision per call: guard + select_profile + input validation")
     print("2 inputs x 3 profiles; median thread-CPU time per call, measured in this run")
+    load = os.getloadavg()[0]
+    print(f"machine: {os.cpu_count()} CPUs, load average {load:.1f} (figures rise with load)")
     header = f"{'request':8s} {'Py steps µs':>12s} {'Py resolver µs':>15s} {'C++ ns':>8s}"
     print(header + f" {'Py/C++':>8s}")
     for kind in ("pinned", "auto"):
