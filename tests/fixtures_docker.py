@@ -1,1 +1,96 @@
-"""Session fixtures for a real Docker engine and the project's images (owned by the containers area)."""
+"""Session fixtures for a real Docker engine and the project's images (containers area).
+
+- `docker_client`: a connected `docker.DockerClient`. Without an engine the test is
+  skipped, unless `TRT_EDGE_REQUIRE_DOCKER=1` (CI), where it fails instead.
+- `cpu_image`, `runtime_image`: tags (str) of the `cpu` builder and the `cpu-runtime`
+  device image, built by `trt_edge.containers.images.build_image`, which reuses an
+  existing image built from the same lock, sources and base — so a suite builds each
+  image at most once, across sessions too. `cpu_image_ref` / `runtime_image_ref` give
+  the `ImageRef` (id, labels).
+
+Builds are serialized across pytest-xdist workers with a file lock: the second
+worker waits for the first and then reuses its image instead of building it again.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+    from trt_edge.containers.images import ImageRef
+
+REQUIRE_ENV = "TRT_EDGE_REQUIRE_DOCKER"
+_LOCK_PATH = Path(tempfile.gettempdir()) / "trt-edge-test-image-build.lock"
+
+
+def docker_required() -> bool:
+    return os.environ.get(REQUIRE_ENV, "") == "1"
+
+
+def no_engine(reason: str) -> None:
+    """Skip (locally) or fail (CI, TRT_EDGE_REQUIRE_DOCKER=1) for a missing engine."""
+    if docker_required():
+        pytest.fail(f"{REQUIRE_ENV}=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@contextmanager
+def _build_lock() -> Iterator[None]:
+    with _LOCK_PATH.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Iterator[DockerClient]:
+    from trt_edge.containers.engine import connect
+    from trt_edge.containers.errors import ContainerError
+
+    try:
+        client = connect()
+    except ContainerError as err:
+        no_engine(str(err))
+        raise  # unreachable: no_engine skips or fails
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def _image(client: DockerClient, name: str) -> ImageRef:
+    from trt_edge.containers.images import build_image
+
+    with _build_lock():
+        return build_image(name, client=client)
+
+
+@pytest.fixture(scope="session")
+def cpu_image_ref(docker_client: DockerClient) -> ImageRef:
+    return _image(docker_client, "cpu")
+
+
+@pytest.fixture(scope="session")
+def cpu_image(cpu_image_ref: ImageRef) -> str:
+    return cpu_image_ref.tag
+
+
+@pytest.fixture(scope="session")
+def runtime_image_ref(docker_client: DockerClient) -> ImageRef:
+    return _image(docker_client, "cpu-runtime")
+
+
+@pytest.fixture(scope="session")
+def runtime_image(runtime_image_ref: ImageRef) -> str:
+    return runtime_image_ref.tag

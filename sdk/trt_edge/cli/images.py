@@ -1,0 +1,148 @@
+"""`trt-edge images build|list|base|lock`: the builder and device images.
+
+- `build TARGET [--base IMAGE] [--tag T] [--force] [--no-cache]`: build `images/TARGET/`
+  (an image name, e.g. `cpu`, or a catalog target id such as `cpu-x86_64`, which
+  means that target's builder image). Reuses the existing image when nothing that
+  decides it changed.
+- `list [--json]`: our images present locally: image, role, lock hash, version, and
+  whether each is current for this checkout.
+- `base [--mirror URL]`: make the local Debian base (debootstrap + docker import; root).
+- `lock IMAGE`: regenerate `images/IMAGE/lock.txt` from its `requirements.in` with the
+  host's pip (exact versions + sha256).
+
+Exit codes: 0 ok; 1 the engine or a build failed; 2 bad input (unknown image, bad lock).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "images",
+        help="build and list the builder/device Docker images",
+        description="Build and list trt-edge's builder and device images (images/<name>/).",
+    )
+    sub = parser.add_subparsers(dest="images_command", metavar="ACTION", required=True)
+
+    build = sub.add_parser("build", help="build an image from images/<name>/")
+    build.add_argument(
+        "target", help="image name (cpu, cpu-runtime, ...) or a target id (cpu-x86_64, ...)"
+    )
+    build.add_argument("--base", metavar="IMAGE", help="base image (default: the image's own)")
+    build.add_argument("--tag", metavar="T", help="also tag the result as T")
+    build.add_argument("--force", action="store_true", help="rebuild even if current")
+    build.add_argument("--no-cache", action="store_true", help="build without the layer cache")
+    build.add_argument("--runtime", action="store_true", help="with a target id: its device image")
+
+    listing = sub.add_parser("list", help="list trt-edge images present locally")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+
+    base = sub.add_parser("base", help="make the local Debian base image (debootstrap; root)")
+    base.add_argument("--mirror", metavar="URL", help="Debian mirror (e.g. a snapshot URL)")
+
+    lock = sub.add_parser("lock", help="regenerate images/<name>/lock.txt with the host's pip")
+    lock.add_argument("image", help="image name")
+
+    parser.set_defaults(run=run)
+
+
+def resolve_image_name(name: str, runtime: bool = False) -> str:
+    """An image folder name, or a catalog target id mapped to its builder/runtime image."""
+    from trt_edge.containers import catalog
+
+    if name in catalog.image_names():
+        return name
+    try:
+        from trt_edge.targets import load_catalog
+
+        target = load_catalog().get(name)
+    except (ImportError, KeyError):
+        return name  # load_spec reports the unknown name with the known ones
+    return target.runtime_image if runtime else target.builder_image
+
+
+def _progress(line: str) -> None:
+    print(f"  {line}", file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    from trt_edge.containers.errors import ContainerError
+
+    try:
+        action: int = _ACTIONS[args.images_command](args)
+    except ContainerError as err:
+        print(f"trt-edge images: {err}", file=sys.stderr)
+        return err.exit_code
+    return action
+
+
+def _build(args: argparse.Namespace) -> int:
+    from trt_edge.containers.images import build_image
+
+    name = resolve_image_name(args.target, args.runtime)
+    ref = build_image(
+        name,
+        base=args.base,
+        tag=args.tag,
+        force=args.force,
+        no_cache=args.no_cache,
+        progress=_progress,
+    )
+    state = "reused" if ref.reused else f"built in {ref.seconds:.0f} s"
+    print(f"{ref.tag} ({ref.id[:19]}, {state}; lock {ref.lock_sha256[:12]})")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from trt_edge.containers.images import list_images
+
+    rows = list_images()
+    if args.json:
+        print(json.dumps([row.__dict__ for row in rows], indent=2, default=list))
+        return 0
+    if not rows:
+        print("no trt-edge images here; build one with `trt-edge images build cpu`")
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("image", "role", "tags", "lock", "version", "size", "current")
+    for row in rows:
+        table.add_row(
+            row.name,
+            row.role,
+            "\n".join(row.tags) or row.id[:19],
+            row.lock_sha256[:12],
+            row.version,
+            f"{row.size_bytes / 1e6:.0f} MB",
+            "yes" if row.current else "stale",
+        )
+    Console(width=None if sys.stdout.isatty() else 160).print(table)
+    return 0
+
+
+def _base(args: argparse.Namespace) -> int:
+    from trt_edge.containers.base_image import load_recipe, make_base
+    from trt_edge.containers.engine import connect
+
+    tag = make_base(connect(), load_recipe(mirror=args.mirror), progress=_progress)
+    print(tag)
+    return 0
+
+
+def _lock(args: argparse.Namespace) -> int:
+    from trt_edge.containers.catalog import load_spec
+    from trt_edge.containers.wheelhouse import generate_lock
+
+    spec = load_spec(args.image)
+    lock = generate_lock(spec, progress=_progress)
+    print(f"{lock.path}: {len(lock.entries)} pins, lock sha256 {lock.sha256()}")
+    return 0
+
+
+_ACTIONS = {"build": _build, "list": _list, "base": _base, "lock": _lock}

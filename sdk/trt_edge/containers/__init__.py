@@ -1,0 +1,14 @@
+"""Builder and runtime images, and running the build pipeline inside them.
+
+The modules here drive a Docker engine through the `docker` SDK. Nothing in this
+package imports `docker` at module level: `trt-edge --help` and `trt-edge validate`
+must stay instant, so the SDK is imported inside the functions that talk to the engine.
+
+- `catalog`: which images exist (`images/<name>/image.json`) and where their files live.
+- `lockfile`: the hashed lock files the images install from, and their hash.
+- `wheelhouse`: the host-prepared wheel folder those installs read (no index inside).
+- `base_image`: a Debian base made locally with debootstrap + `docker import`.
+- `context`: the build context handed to the engine (Dockerfile, lock, wheels, sources, CA certs).
+- `images`: `build_image`, `list_images`, `find_image`.
+- `build_runner`: `choose_mode` and `build_in_container` for `trt-edge build --container`.
+"""

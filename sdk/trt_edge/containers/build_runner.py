@@ -1,0 +1,481 @@
+"""`trt-edge build --container`: the `--local` pipeline, run inside the target's builder image.
+
+The container gets the manifest's folder read-only, a private staging folder inside
+the output directory and the stage cache, all mounted at their host paths (so
+messages and provenance name the same paths as a local build); it runs as the
+host's uid/gid (outputs are not root-owned), with no network, memory/CPU/pids
+limits, GPUs only when the target needs TensorRT, and a timeout. Its structured
+JSON log streams into the host's progress display. The container is removed on
+success, failure, timeout, Ctrl-C and SIGTERM; a failed build removes its staging
+folder, so no partial bundle is ever left. On success the host merges provenance
+(image id/digest, lock hash, host facts) into `bundle.json` and moves the bundle into
+place atomically with the build area's `StagedBundle` (the previous bundle stays
+intact until the final swap).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from trt_edge.build.errors import BuildError
+from trt_edge.containers import catalog
+from trt_edge.containers.errors import (
+    ContainerBuildError,
+    ContainerError,
+    ContainerResourceError,
+    ContainerTimeoutError,
+    ImageMissingError,
+)
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+    from docker.models.containers import Container
+
+    from trt_edge.build.pipeline import BuildOptions, BuildResult
+
+MODE_ENV = "TRT_EDGE_BUILD_MODE"  # 'local' | 'container': the default when no flag is given
+CONTAINER_LABEL = "io.trt-edge.build"
+DEFAULT_TARGET = "cpu-x86_64"
+
+
+class ContainerBuildFailure(BuildError):
+    """A containers-area error surfaced through the build CLI's `BuildError` handling."""
+
+    def __init__(self, error: ContainerError) -> None:
+        super().__init__(error.message)
+        self.exit_code = error.exit_code
+        self.cause = error
+
+
+@dataclass(frozen=True)
+class ContainerLimits:
+    """Resource limits of a build container; each overridable by an environment variable."""
+
+    memory: str = "6g"  # TRT_EDGE_CONTAINER_MEMORY
+    cpus: float = float(os.cpu_count() or 1)  # TRT_EDGE_CONTAINER_CPUS
+    pids: int = 4096  # TRT_EDGE_CONTAINER_PIDS
+    timeout_s: float = 3600.0  # TRT_EDGE_CONTAINER_TIMEOUT (seconds)
+
+    @classmethod
+    def from_env(cls) -> ContainerLimits:
+        env = os.environ
+        default = cls()
+        return cls(
+            memory=env.get("TRT_EDGE_CONTAINER_MEMORY", default.memory),
+            cpus=float(env.get("TRT_EDGE_CONTAINER_CPUS", default.cpus)),
+            pids=int(env.get("TRT_EDGE_CONTAINER_PIDS", default.pids)),
+            timeout_s=float(env.get("TRT_EDGE_CONTAINER_TIMEOUT", default.timeout_s)),
+        )
+
+    def doc(self) -> dict[str, Any]:
+        return {"memory": self.memory, "cpus": self.cpus, "pids": self.pids}
+
+
+def _target(target_id: str | None, manifest_path: Path | None = None) -> Any:
+    from trt_edge.targets import load_catalog
+
+    if target_id is None and manifest_path is not None:
+        from trt_edge.manifest import load_manifest
+
+        loaded = load_manifest(manifest_path)
+        if loaded.manifest is not None and loaded.manifest.targets:
+            target_id = loaded.manifest.targets[0]
+    try:
+        return load_catalog().get(target_id or DEFAULT_TARGET)
+    except KeyError as err:
+        raise ContainerBuildError(str(err), exit_code=2) from err
+
+
+def choose_mode(target: str | None, requested: str | None) -> tuple[str, str]:
+    """('local'|'container', why). Without a flag: container when an engine answers and the
+    target's builder image is current, else local with the reason and the fixing command.
+
+    `$TRT_EDGE_BUILD_MODE` (local/container) stands in for a missing flag.
+    """
+    env_mode = os.environ.get(MODE_ENV)
+    if requested is None and env_mode in ("local", "container"):
+        requested = env_mode
+        how = f"{MODE_ENV}={env_mode}"
+    else:
+        how = f"--{requested}"
+    if requested == "local":
+        return "local", how
+    if requested == "container":
+        return "container", how
+    from trt_edge.containers.engine import connect
+    from trt_edge.containers.images import find_current
+
+    try:
+        name = _target(target).builder_image
+    except ContainerError as err:
+        return "local", f"{err}; building locally"
+    try:
+        client = connect(timeout=15)
+    except ContainerError:
+        return "local", "no Docker engine reachable: building locally (--local)"
+    try:
+        ref = find_current(client, name)
+    except ContainerError as err:
+        return "local", f"builder image {name!r} unusable ({err}): building locally"
+    finally:
+        client.close()
+    if ref is None:
+        return "local", (
+            f"no current builder image {catalog.REPOSITORY_PREFIX}{name} for this checkout: "
+            f"building locally; `trt-edge images build {name}` enables container builds"
+        )
+    return "container", f"Docker engine reachable and builder image {ref.tag} is current"
+
+
+@dataclass
+class _LogState:
+    """What the host learns from the container's JSON log lines."""
+
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    cached: dict[str, bool] = field(default_factory=dict)
+    backend: str = ""
+    backend_reason: str = ""
+    text_tail: list[str] = field(default_factory=list)
+
+    def error_text(self) -> str:
+        """The container's own error: from the CLI's last 'trt-edge ...:' line, else the tail."""
+        lines = self.text_tail
+        for index in range(len(lines) - 1, -1, -1):
+            if lines[index].startswith("trt-edge"):
+                return "\n".join(lines[index:]).strip()
+        return "\n".join(lines[-20:]).strip()
+
+
+def _handle_line(
+    line: str, state: _LogState, options: BuildOptions, echo: Callable[[str], None]
+) -> None:
+    event: dict[str, Any] | None = None
+    if line.startswith("{"):
+        try:
+            parsed = json.loads(line)
+            event = parsed if isinstance(parsed, dict) else None
+        except json.JSONDecodeError:
+            event = None
+    if event is None:
+        state.text_tail.append(line)
+        del state.text_tail[:-60]
+        return
+    name = str(event.get("event", ""))
+    if name == "stage_finished":
+        stage = str(event.get("stage", "?"))
+        seconds = float(event.get("seconds", 0.0))
+        cached = bool(event.get("cached", False))
+        state.stage_seconds[stage] = state.stage_seconds.get(stage, 0.0) + seconds
+        state.cached[stage] = cached
+        if options.progress is not None:
+            options.progress.stage_started(stage)
+            options.progress.stage_finished(stage, seconds, cached)
+        else:
+            echo(f"[container] {stage}: {seconds:.2f} s{' (cached)' if cached else ''}")
+    elif name == "stage_started" and options.progress is not None:
+        options.progress.stage_started(str(event.get("stage", "?")))
+    elif name == "backend_chosen":
+        state.backend = str(event.get("backend", ""))
+        state.backend_reason = str(event.get("reason", ""))
+    elif event.get("level") in ("warning", "error"):
+        fields = {k: v for k, v in event.items() if k not in ("event", "level", "timestamp")}
+        echo(f"[container] {event.get('level')}: {name} {fields if fields else ''}".rstrip())
+
+
+def _lines(container: Container) -> Iterator[str]:
+    buffer = b""
+    for chunk in container.logs(stream=True, follow=True, stdout=True, stderr=True):
+        buffer += chunk
+        *complete, buffer = buffer.split(b"\n")
+        for raw in complete:
+            yield raw.decode("utf-8", "replace").rstrip("\r")
+    if buffer:
+        yield buffer.decode("utf-8", "replace")
+
+
+class _Terminated(Exception):
+    """SIGTERM arrived during a container build: unwind so `finally` removes the container."""
+
+
+@contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise _Terminated(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _remove(container: Container) -> None:
+    import docker.errors
+
+    try:
+        container.remove(force=True)
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.APIError as err:
+        if "already in progress" not in str(err):
+            raise
+
+
+def _resolve_image(client: DockerClient, target: Any, image: str | None) -> tuple[str, Any]:
+    import docker.errors
+
+    from trt_edge.containers.images import find_current
+
+    name = target.builder_image
+    if image is not None:
+        try:
+            return image, client.images.get(image)
+        except docker.errors.ImageNotFound as err:
+            raise ImageMissingError(
+                f"builder image {image!r} (--image) is not present locally; build it with "
+                f"`trt-edge images build {name}` or load it with `docker load -i FILE`",
+                exit_code=2,
+            ) from err
+    ref = find_current(client, name)
+    if ref is None:
+        raise ImageMissingError(
+            f"no current builder image {catalog.REPOSITORY_PREFIX}{name} for target "
+            f"{target.id!r} (missing, or built from other sources/lock); build it with "
+            f"`trt-edge images build {name}`, or build with --local",
+            exit_code=2,
+        )
+    return ref.tag, client.images.get(ref.id)
+
+
+def _device_requests(client: DockerClient, target: Any) -> list[Any]:
+    if not target.requires_tensorrt:
+        return []
+    from docker.types import DeviceRequest
+
+    from trt_edge.containers.gpu import engine_has_nvidia_runtime, host_gpus
+
+    if not host_gpus():
+        raise ContainerBuildError(
+            f"target {target.id!r} needs TensorRT, which builds engines on a GPU; this host "
+            "has no NVIDIA GPU (/dev/nvidia*). Build on a GPU host, or pick a cpu-* target",
+            exit_code=2,
+        )
+    if not engine_has_nvidia_runtime(client):
+        raise ContainerBuildError(
+            "this host has NVIDIA GPUs but the Docker engine cannot pass them to containers; "
+            "install the NVIDIA Container Toolkit (`sudo apt-get install -y "
+            "nvidia-container-toolkit && sudo nvidia-ctk runtime configure --runtime=docker "
+            "&& sudo systemctl restart docker`)",
+            exit_code=2,
+        )
+    return [DeviceRequest(count=-1, capabilities=[["gpu"]])]
+
+
+def _command(
+    manifest: Path, staging: Path, cache: Path, options: BuildOptions, target: str
+) -> list[str]:
+    command = ["trt-edge", "build", str(manifest), "--local", "--out", str(staging)]
+    command += ["--cache-dir", str(cache), "--log-format", "json", "--target", target]
+    if options.backend:
+        command += ["--backend", options.backend]
+    if not options.use_cache:
+        command.append("--no-cache")
+    if options.source_date_epoch is not None:
+        command += ["--source-date-epoch", str(options.source_date_epoch)]
+    return command
+
+
+def _finish(staging: Path, out_dir: Path, builder: dict[str, Any]) -> Path:
+    """Merge provenance into the staged bundle.json and swap the bundle into place."""
+    from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
+
+    from trt_edge.build.bundle import StagedBundle, write_bundle_json
+
+    bundles = [p for p in staging.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    if len(bundles) != 1:
+        raise ContainerBuildError(
+            f"the container build exited 0 but left {len(bundles)} bundles in {staging}"
+        )
+    produced = bundles[0]
+    document = BundleManifest.from_json((produced / BUNDLE_JSON).read_bytes())
+    provenance = dict(document.provenance)
+    provenance["builder"] = builder
+    document.provenance = provenance
+    write_bundle_json(produced, document)
+    staged = StagedBundle(out_dir, produced.name)
+    os.rmdir(staged.path)
+    os.rename(produced, staged.path)
+    return staged.commit()
+
+
+def build_in_container(
+    manifest_path: Path | str,
+    options: BuildOptions,
+    target: str | None,
+    image: str | None,
+    *,
+    limits: ContainerLimits | None = None,
+    client: DockerClient | None = None,
+    echo: Callable[[str], None] | None = None,
+) -> BuildResult:
+    """Run the build pipeline in the target's builder image; see the module docstring."""
+    try:
+        return _build_in_container(manifest_path, options, target, image, limits, client, echo)
+    except ContainerError as err:
+        raise ContainerBuildFailure(err) from err
+
+
+def _stderr(line: str) -> None:
+    import sys
+
+    print(line, file=sys.stderr, flush=True)
+
+
+def _build_in_container(
+    manifest_path: Path | str,
+    options: BuildOptions,
+    target_id: str | None,
+    image: str | None,
+    limits: ContainerLimits | None,
+    client: DockerClient | None,
+    echo: Callable[[str], None] | None,
+) -> BuildResult:
+    from trt_edge.build.cache import default_cache_dir
+    from trt_edge.build.pipeline import BuildResult
+    from trt_edge.build.validate import ValidationReport
+    from trt_edge.containers.engine import connect
+
+    limits = limits or ContainerLimits.from_env()
+    echo = echo or _stderr
+    manifest = Path(manifest_path).resolve()
+    if not manifest.is_file():
+        raise ContainerBuildError(f"{manifest}: no such manifest file", exit_code=2)
+    target = _target(target_id, manifest)
+    client = client or connect()
+    devices = _device_requests(client, target)
+    image_tag, image_obj = _resolve_image(client, target, image)
+    out_dir = options.out_dir.resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cache = (options.cache_dir or default_cache_dir()).expanduser().resolve()
+    cache.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".trt-edge-container-", dir=out_dir))
+    state = _LogState()
+    container: Container | None = None
+    timed_out = threading.Event()
+    environment = {"HOME": "/tmp", "PYTHONUNBUFFERED": "1", "TRT_EDGE_CACHE": str(cache)}
+    if "SOURCE_DATE_EPOCH" in os.environ:
+        environment["SOURCE_DATE_EPOCH"] = os.environ["SOURCE_DATE_EPOCH"]
+    try:
+        with _sigterm_unwinds():
+            container = client.containers.create(
+                image_tag,
+                _command(manifest, staging, cache, options, target.id),
+                user=f"{os.getuid()}:{os.getgid()}",
+                network_mode="none",
+                mem_limit=limits.memory,
+                memswap_limit=limits.memory,  # no swap: the limit is the limit
+                nano_cpus=int(limits.cpus * 1e9),
+                pids_limit=limits.pids,
+                volumes={
+                    str(manifest.parent): {"bind": str(manifest.parent), "mode": "ro"},
+                    str(staging): {"bind": str(staging), "mode": "rw"},
+                    str(cache): {"bind": str(cache), "mode": "rw"},
+                },
+                environment=environment,
+                working_dir=str(manifest.parent),
+                labels={CONTAINER_LABEL: "1"},
+                device_requests=devices or None,
+                entrypoint=[],
+            )
+            running = container
+
+            def kill_on_timeout() -> None:
+                timed_out.set()
+                # The container may be gone already: the build ended as the timer fired.
+                with contextlib.suppress(Exception):
+                    running.kill()
+
+            timer = threading.Timer(limits.timeout_s, kill_on_timeout)
+            timer.daemon = True
+            container.start()
+            timer.start()
+            try:
+                for line in _lines(container):
+                    _handle_line(line, state, options, echo)
+                status = int(container.wait().get("StatusCode", 1))
+            finally:
+                timer.cancel()
+            container.reload()
+            oom = bool(container.attrs.get("State", {}).get("OOMKilled", False))
+        if timed_out.is_set():
+            raise ContainerTimeoutError(
+                f"the container build of {manifest} ran longer than {limits.timeout_s:.0f} s "
+                "and was killed; raise TRT_EDGE_CONTAINER_TIMEOUT (seconds) if it needs longer"
+            )
+        if oom:
+            raise ContainerResourceError(
+                f"the container build of {manifest} exceeded its memory limit "
+                f"({limits.memory}) and was killed; raise it with TRT_EDGE_CONTAINER_MEMORY "
+                "(e.g. 8g)"
+            )
+        if status != 0:
+            if status in (2, 1):
+                detail = state.error_text() or "(no output)"
+                raise ContainerBuildError(
+                    f"the build failed inside the container ({image_tag}, exit {status}):\n"
+                    f"{detail}",
+                    exit_code=status,
+                )
+            raise ContainerResourceError(
+                f"the container build of {manifest} ended with status {status}"
+                + (f" (killed by signal {status - 128})" if status > 128 else "")
+                + f"; last output:\n{state.error_text()}"
+            )
+        engine = client.version().get("Version", "?")
+        builder = _builder_doc(image_tag, image_obj, engine, limits)
+        bundle_dir = _finish(staging, out_dir, builder)
+    finally:
+        if container is not None:
+            _remove(container)
+        shutil.rmtree(staging, ignore_errors=True)
+    report_path = bundle_dir / "reports" / "validation.json"
+    report = ValidationReport(json.loads(report_path.read_text(encoding="utf-8")))
+    return BuildResult(
+        bundle_dir=bundle_dir,
+        report=report,
+        stage_seconds=dict(state.stage_seconds),
+        cached=dict(state.cached),
+        backend=state.backend,
+        backend_reason=state.backend_reason,
+    )
+
+
+def _builder_doc(
+    image_tag: str, image_obj: Any, engine: str, limits: ContainerLimits
+) -> dict[str, Any]:
+    from trt_edge.containers.provenance import container_builder
+
+    return container_builder(
+        image_tag=image_tag,
+        image_id=str(image_obj.id),
+        repo_digests=list(image_obj.attrs.get("RepoDigests") or []),
+        labels=dict(image_obj.labels or {}),
+        engine_version=str(engine),
+        limits=limits.doc(),
+    )

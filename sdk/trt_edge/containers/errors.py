@@ -1,0 +1,71 @@
+"""Typed errors of the containers area.
+
+Every error carries a message written for the user (what failed, where, and the
+command that fixes it) and the exit code the CLI returns, so `trt-edge images` and
+`trt-edge build --container` never show a docker stack trace.
+"""
+
+from __future__ import annotations
+
+
+class ContainerError(Exception):
+    """Base of every containers-area error: `str(err)` is the user message."""
+
+    exit_code: int = 1
+
+    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class DockerUnavailableError(ContainerError):
+    """No engine answers on the configured socket (not installed, not started)."""
+
+
+class DockerPermissionError(ContainerError):
+    """The engine exists but this user may not use its socket."""
+
+
+class ImageMissingError(ContainerError):
+    """The image a command needs is not present locally (and cannot be pulled)."""
+
+
+class ImageBuildError(ContainerError):
+    """`docker build` of one of our images failed; the message quotes the failing step."""
+
+
+class LockFileError(ContainerError):
+    """A lock file is malformed or does not match its wheelhouse; exit code 2 (bad input)."""
+
+    exit_code = 2
+
+
+class WheelhouseError(ContainerError):
+    """The host could not prepare the wheelhouse (pip download failed, hash mismatch)."""
+
+
+class BaseImageError(ContainerError):
+    """The Debian base could not be made (debootstrap missing, not root, mirror unreachable)."""
+
+
+class UnknownImageError(ContainerError):
+    """An image name that has no folder under images/; exit code 2 (bad input)."""
+
+    exit_code = 2
+
+
+class ContainerBuildError(ContainerError):
+    """The build pipeline failed inside the container; carries the container's own error."""
+
+
+class ContainerTimeoutError(ContainerBuildError):
+    """The containerized build ran longer than its timeout and was killed."""
+
+
+class ContainerResourceError(ContainerBuildError):
+    """The container was killed by the engine (out of memory, or another signal)."""

@@ -1,0 +1,287 @@
+"""Build, find and list the project's images.
+
+`build_image(name)` turns `images/<name>/` into a local image tagged
+`trt-edge/<name>:<content key>` and `:latest`. The content key hashes everything
+that decides the image — Dockerfile, lock, project sources, CA certificates, base
+image id, trt-edge version — so asking for an image whose inputs have not changed
+returns the existing one (the test suite builds each image at most once), and a
+changed input gives a new tag instead of silently running stale code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from trt_edge import __version__
+from trt_edge.containers import base_image, catalog, context, lockfile, wheelhouse
+from trt_edge.containers.catalog import ImageSpec
+from trt_edge.containers.errors import ImageBuildError, ImageMissingError
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+    from docker.models.images import Image
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """A local image of ours: its tag, id and identity labels."""
+
+    name: str
+    tag: str
+    id: str
+    labels: dict[str, str] = field(default_factory=dict)
+    reused: bool = False
+    seconds: float = 0.0
+
+    @property
+    def lock_sha256(self) -> str:
+        return self.labels.get(catalog.LABEL_LOCK, "")
+
+    @property
+    def content_key(self) -> str:
+        return self.labels.get(catalog.LABEL_KEY, "")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What `build_image` would build: resolved base, hashes and the tag it gets."""
+
+    spec: ImageSpec
+    base: str
+    base_id: str
+    lock: lockfile.LockFile
+    digest: context.ContextDigest
+
+    @property
+    def content_key(self) -> str:
+        parts = [
+            __version__,
+            self.base_id,
+            self.lock.sha256(),
+            self.digest.recipe_sha256,
+            self.digest.source_sha256,
+            self.digest.certs_sha256,
+        ]
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+    @property
+    def tag(self) -> str:
+        return f"{self.spec.repository}:{self.content_key[:12]}"
+
+    def buildargs(self) -> dict[str, str]:
+        return {
+            "BASE": self.base,
+            "TRT_EDGE_VERSION": __version__,
+            "LOCK_SHA256": self.lock.sha256(),
+            "SOURCE_SHA256": self.digest.source_sha256,
+            "CONTENT_KEY": self.content_key,
+        }
+
+
+def _get(client: DockerClient, ref: str) -> Image | None:
+    import docker.errors
+
+    try:
+        return client.images.get(ref)
+    except docker.errors.ImageNotFound:
+        return None
+
+
+def resolve_base(
+    client: DockerClient, spec: ImageSpec, base: str | None, progress: Progress
+) -> tuple[str, str]:
+    """(reference, image id) of the base; makes the local Debian base when it is the default."""
+    if base is None and spec.local_base:
+        recipe = base_image.load_recipe()
+        if not base_image.base_exists(client, recipe):
+            progress(f"no local base {recipe.tag}: making it with debootstrap (about a minute)")
+            base_image.make_base(client, recipe, progress=progress)
+        base = recipe.tag
+    reference = base or spec.default_base
+    found = _get(client, reference)
+    if found is None:
+        raise ImageMissingError(
+            f"base image {reference!r} of image {spec.name!r} is not present locally and this "
+            "engine cannot pull; load it (`docker load -i FILE`), make the local Debian base "
+            "(`trt-edge images base`), or pass another with `--base IMAGE`"
+        )
+    return reference, str(found.id)
+
+
+def plan(
+    client: DockerClient, name: str, *, base: str | None = None, progress: Progress = _quiet
+) -> Plan:
+    spec = catalog.load_spec(name)
+    if not spec.buildable_here:
+        raise ImageBuildError(
+            f"image {name!r} cannot be built on this machine: {spec.not_buildable_reason}",
+            exit_code=2,
+        )
+    lock = lockfile.parse_lock(spec.lock_file)
+    reference, base_id = resolve_base(client, spec, base, progress)
+    return Plan(spec, reference, base_id, lock, context.digest_inputs(spec))
+
+
+def find_current(client: DockerClient, name: str) -> ImageRef | None:
+    """The image of `name` built from the current inputs, if present (no build, no base making)."""
+    spec = catalog.load_spec(name)
+    if not spec.buildable_here:
+        return None
+    lock = lockfile.parse_lock(spec.lock_file)
+    digest = context.digest_inputs(spec)
+    for image in client.images.list(filters={"label": f"{catalog.LABEL_IMAGE}={name}"}):
+        labels = dict(image.labels or {})
+        if labels.get(catalog.LABEL_LOCK) != lock.sha256():
+            continue
+        if labels.get(catalog.LABEL_SOURCE) != digest.source_sha256:
+            continue
+        base_ref = labels.get(catalog.LABEL_BASE, "")
+        base_found = _get(client, base_ref) if base_ref else None
+        candidate = Plan(spec, base_ref, str(base_found.id) if base_found else "", lock, digest)
+        if labels.get(catalog.LABEL_KEY) == candidate.content_key:
+            return ImageRef(name, candidate.tag, str(image.id), labels, reused=True)
+    return None
+
+
+def _stream_build(
+    client: DockerClient, ctx: Path, the_plan: Plan, no_cache: bool, progress: Progress
+) -> str:
+    recent: list[str] = []
+    image_id = ""
+    for chunk in client.api.build(
+        path=str(ctx),
+        tag=the_plan.tag,
+        buildargs=the_plan.buildargs(),
+        rm=True,
+        forcerm=True,
+        pull=False,
+        nocache=no_cache,
+        decode=True,
+    ):
+        if "error" in chunk:
+            detail = chunk.get("errorDetail", {}).get("message") or chunk["error"]
+            tail = "\n  ".join(recent[-15:])
+            raise ImageBuildError(
+                f"building image {the_plan.spec.name!r} failed: {detail.strip()}\n"
+                f"last output:\n  {tail}\nDockerfile: {the_plan.spec.dockerfile}"
+            )
+        text = str(chunk.get("stream", "")).rstrip()
+        if text:
+            recent.extend(text.splitlines())
+            del recent[:-40]
+            if text.startswith("Step ") or text.startswith("Successfully"):
+                progress(text)
+        aux: dict[str, Any] = chunk.get("aux") or {}
+        if "ID" in aux:
+            image_id = str(aux["ID"])
+    if not image_id:
+        found = _get(client, the_plan.tag)
+        if found is None:
+            raise ImageBuildError(f"building image {the_plan.spec.name!r} produced no image")
+        image_id = str(found.id)
+    return image_id
+
+
+def build_image(
+    name: str,
+    *,
+    base: str | None = None,
+    tag: str | None = None,
+    client: DockerClient | None = None,
+    force: bool = False,
+    no_cache: bool = False,
+    progress: Progress = _quiet,
+) -> ImageRef:
+    """Build image `name` (or return the existing one built from the same inputs).
+
+    Prepares the wheelhouse on the host, assembles the context, builds with the
+    legacy builder (no network needed inside), tags `<repo>:<key>`, `<repo>:latest`
+    and `tag` when given.
+    """
+    from trt_edge.containers.engine import connect
+
+    client = client or connect()
+    started = time.monotonic()
+    the_plan = plan(client, name, base=base, progress=progress)
+    existing = None if force or no_cache else _get(client, the_plan.tag)
+    if existing is not None:
+        progress(f"{the_plan.tag} is current (same lock, sources, base): reusing it")
+        image_id = str(existing.id)
+        reused = True
+    else:
+        wheels = wheelhouse.prepare(the_plan.lock, the_plan.spec.pip, progress=progress)
+        with tempfile.TemporaryDirectory(prefix=f"trt-edge-ctx-{name}-") as tmp:
+            ctx = Path(tmp)
+            context.assemble(the_plan.spec, wheels, ctx)
+            progress(f"building {the_plan.tag} (base {the_plan.base})")
+            image_id = _stream_build(client, ctx, the_plan, no_cache, progress)
+        reused = False
+    image = client.images.get(image_id)
+    image.tag(the_plan.spec.repository, "latest")
+    if tag:
+        repository, version = tag.rsplit(":", 1) if ":" in tag.split("/")[-1] else (tag, "latest")
+        image.tag(repository, version)
+    return ImageRef(
+        name,
+        the_plan.tag,
+        image_id,
+        dict(image.labels or {}),
+        reused=reused,
+        seconds=time.monotonic() - started,
+    )
+
+
+@dataclass(frozen=True)
+class ListedImage:
+    name: str
+    tags: tuple[str, ...]
+    id: str
+    role: str
+    version: str
+    lock_sha256: str
+    size_bytes: int
+    created: str
+    current: bool  # built from this checkout's current inputs
+
+
+def list_images(client: DockerClient | None = None) -> list[ListedImage]:
+    """Every local image carrying our labels, newest first, marked current or stale."""
+    from trt_edge.containers.engine import connect
+
+    client = client or connect()
+    current: dict[str, str] = {}
+    for name in catalog.image_names():
+        found = find_current(client, name)
+        if found is not None:
+            current[name] = found.id
+    rows: list[ListedImage] = []
+    for image in client.images.list(filters={"label": catalog.LABEL_IMAGE}):
+        labels = dict(image.labels or {})
+        name = labels.get(catalog.LABEL_IMAGE, "?")
+        rows.append(
+            ListedImage(
+                name=name,
+                tags=tuple(image.tags),
+                id=str(image.id),
+                role=labels.get(catalog.LABEL_ROLE, "?"),
+                version=labels.get(catalog.LABEL_VERSION, "?"),
+                lock_sha256=labels.get(catalog.LABEL_LOCK, ""),
+                size_bytes=int(image.attrs.get("Size", 0)),
+                created=str(image.attrs.get("Created", "")),
+                current=current.get(name) == image.id,
+            )
+        )
+    rows.sort(key=lambda r: r.created, reverse=True)
+    return rows

@@ -1,0 +1,198 @@
+"""The host-side wheelhouse: every wheel a lock file names, fetched once with the host's pip.
+
+Images install with `--no-index`, so nothing inside a build reaches an index. The
+wheels are downloaded on the host with the host's own pip settings (its index,
+local wheel folders, proxy and CA), which is what makes the build work behind a
+corporate proxy and what makes it hermetic: the bytes are checked against the lock's
+sha256 here and again by pip inside the image.
+
+The cache (`~/.cache/trt-edge-wheelhouse`, or `$TRT_EDGE_WHEELHOUSE`) is shared by all
+images; a wheel is fetched at most once per machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from trt_edge.containers.catalog import ImageSpec, PipPlatform
+from trt_edge.containers.errors import LockFileError, WheelhouseError
+from trt_edge.containers.lockfile import (
+    LockEntry,
+    LockFile,
+    file_sha256,
+    normalize_name,
+    parse_requirements_in,
+    render_lock,
+    wheel_name_version,
+    write_atomic,
+)
+
+WHEELHOUSE_ENV = "TRT_EDGE_WHEELHOUSE"
+Progress = Callable[[str], None]
+
+
+def wheelhouse_dir() -> Path:
+    override = os.environ.get(WHEELHOUSE_ENV)
+    if override:
+        return Path(override)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "trt-edge-wheelhouse"
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+def cached_sha256(path: Path) -> str:
+    """sha256 of a wheel, remembered in a sidecar keyed on size and mtime (torch is 200 MB+)."""
+    stat = path.stat()
+    stamp = f"{stat.st_size} {stat.st_mtime_ns}"
+    sidecar = path.with_name(path.name + ".sha256")
+    try:
+        recorded_stamp, digest = sidecar.read_text().split("\n")[:2]
+        if recorded_stamp == stamp and len(digest) == 64:
+            return digest
+    except (OSError, ValueError):
+        pass
+    digest = file_sha256(path)
+    with contextlib.suppress(OSError):  # a read-only cache still works, just slower
+        write_atomic(sidecar, f"{stamp}\n{digest}\n")
+    return digest
+
+
+def _index(folder: Path) -> dict[str, list[Path]]:
+    wheels: dict[str, list[Path]] = {}
+    if folder.is_dir():
+        for path in sorted(folder.glob("*.whl")):
+            name, _version = wheel_name_version(path.name)
+            wheels.setdefault(normalize_name(name), []).append(path)
+    return wheels
+
+
+def find_wheel(entry: LockEntry, index: dict[str, list[Path]]) -> Path | None:
+    for path in index.get(entry.key, []):
+        if cached_sha256(path) in entry.hashes:
+            return path
+    return None
+
+
+def _pip_download(args: list[str], folder: Path, progress: Progress) -> None:
+    command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "-q"]
+    command += ["--no-deps", "-d", str(folder), *args]
+    progress("pip download " + " ".join(args))
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        errors = [
+            line
+            for line in (result.stderr or result.stdout).splitlines()
+            if "is ignored: it is neither a file nor a directory" not in line
+        ]
+        raise WheelhouseError(
+            "pip download failed on the host (the host's pip settings, index and proxy are "
+            "used):\n  " + "\n  ".join(errors[-12:]) + "\nfix the host's pip access, or put "
+            f"the wheels into {folder} yourself (their sha256 must match the lock)"
+        )
+
+
+def prepare(
+    lock: LockFile,
+    pip: PipPlatform,
+    *,
+    folder: Path | None = None,
+    progress: Progress = _quiet,
+) -> list[Path]:
+    """Every wheel of `lock`, found in the wheelhouse by hash; fetches what is missing."""
+    folder = folder or wheelhouse_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    index = _index(folder)
+    missing = [e for e in lock.entries if find_wheel(e, index) is None]
+    if missing:
+        progress(f"wheelhouse {folder}: fetching {len(missing)} of {len(lock.entries)} wheels")
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
+            handle.write("\n".join(e.requirement() for e in missing) + "\n")
+            request = Path(handle.name)
+        try:
+            _pip_download(
+                ["--require-hashes", "-r", str(request), *pip.download_args()], folder, progress
+            )
+        finally:
+            request.unlink(missing_ok=True)
+        index = _index(folder)
+    wheels: list[Path] = []
+    for entry in lock.entries:
+        found = find_wheel(entry, index)
+        if found is None:
+            raise WheelhouseError(
+                f"{lock.path}:{entry.line}: no wheel for {entry.name}=={entry.version} with a "
+                f"matching sha256 in {folder} after pip download; is the lock stale? "
+                f"regenerate it with `trt-edge images lock {lock.path.parent.name}`"
+            )
+        wheels.append(found)
+    return wheels
+
+
+def generate_lock(
+    spec: ImageSpec, *, folder: Path | None = None, progress: Progress = _quiet
+) -> LockFile:
+    """Resolve `requirements.in` to wheels with the host's pip and write `lock.txt` atomically."""
+    from trt_edge.containers.lockfile import parse_lock
+
+    folder = folder or wheelhouse_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    pins = parse_requirements_in(spec.requirements_in)
+    _pip_download(["-r", str(spec.requirements_in), *spec.pip.download_args()], folder, progress)
+    index = _index(folder)
+    entries: list[LockEntry] = []
+    for number, (name, version) in enumerate(pins, start=1):
+        candidates = [
+            p
+            for p in index.get(normalize_name(name), [])
+            if _version_matches(wheel_name_version(p.name)[1], version)
+            and _platform_matches(p.name, spec.pip)
+        ]
+        if not candidates:
+            raise LockFileError(
+                f"{spec.requirements_in}: {name}=={version}: pip download gave no wheel for "
+                f"this image's platform in {folder}"
+            )
+        chosen = sorted(candidates)[-1]
+        real_version = wheel_name_version(chosen.name)[1]
+        entries.append(LockEntry(name, real_version, (cached_sha256(chosen),), number))
+    text = render_lock(spec.name, spec.requirements_in.name, entries)
+    write_atomic(spec.lock_file, text)
+    return parse_lock(spec.lock_file)
+
+
+def _version_matches(wheel_version: str, pinned: str) -> bool:
+    """`==2.13.0` accepts `2.13.0+cpu` (PEP 440: a local label is ignored when the pin has none)."""
+    if "+" in pinned:
+        return wheel_version == pinned
+    return wheel_version.split("+", 1)[0] == pinned
+
+
+def _arch(platform_tag: str) -> str:
+    for arch in ("x86_64", "aarch64", "arm64"):
+        if platform_tag.endswith(arch):
+            return arch
+    return platform_tag
+
+
+def _platform_matches(filename: str, pip: PipPlatform) -> bool:
+    """Whether a wheel fits the image: pure wheels always; others by CPU arch and Python tag."""
+    python_tag, _abi, platform_tags = filename[: -len(".whl")].split("-")[-3:]
+    if platform_tags == "any":
+        return True
+    if not pip.platforms:
+        import platform
+
+        return _arch(platform_tags.split(".")[0]) == platform.machine()
+    wanted_arch = {_arch(p) for p in pip.platforms}
+    arch_ok = any(_arch(tag) in wanted_arch for tag in platform_tags.split("."))
+    cp = "cp" + pip.python_version.replace(".", "")
+    return arch_ok and (cp in python_tag.split(".") or python_tag.startswith("py"))
