@@ -14,7 +14,11 @@ from typing import Any
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 from trt_edge.manifest import ManifestError, load_manifest, load_manifest_or_raise
+from trt_edge.manifest.compiled import validator
+from trt_edge.manifest.conform import data_path
+from trt_edge.manifest.models import Manifest
 
 REPO = Path(__file__).resolve().parents[2]
 TINY_TEXT = (REPO / "examples" / "tiny_llm" / "manifest.yaml").read_text("utf-8")
@@ -96,6 +100,37 @@ def _delete(doc: Any, path: tuple[Any, ...]) -> Any:
 
 
 PATHS = _paths(TINY)
+
+
+def _outcome(validate: Any, doc: Any) -> tuple[bool, set[tuple[str, tuple[Any, ...]]]]:
+    """Success, and the errors as (type, location without union tags)."""
+    try:
+        validate(doc)
+    except ValidationError as exc:
+        errors = set()
+        for e in exc.errors():
+            loc = data_path(doc, tuple(e["loc"]), e["type"] == "missing")
+            # "expected a model" and "expected a dict" say the same thing (same message).
+            kind = "dict_type" if e["type"] == "model_type" else e["type"]
+            errors.add((kind, loc))
+        return False, errors
+    return True, set()
+
+
+@SETTINGS
+@given(st.sampled_from(PATHS), values, st.booleans())
+def test_compiled_validator_agrees_with_the_models(
+    path: tuple[Any, ...], value: Any, delete: bool
+) -> None:
+    """The fast validator (models compiled to a core schema) accepts and rejects as they do."""
+    doc = _delete(TINY, path) if delete else _replace(TINY, path, value)
+    assert _outcome(validator().validate_python, doc) == _outcome(Manifest.model_validate, doc)
+
+
+def test_compiled_validator_fills_the_same_defaults_as_the_models() -> None:
+    doc = {k: v for k, v in TINY.items() if k not in ("build", "validate", "runtime")}
+    compiled = validator().validate_python(doc)
+    assert compiled == Manifest.model_validate(doc).model_dump(by_alias=True)
 
 
 @SETTINGS

@@ -9,10 +9,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from trt_edge.manifest.compiled import compiled_text
 from trt_edge.manifest.schema import main, schema_text
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "manifests" / "schema.json"
+CORE = REPO / "sdk" / "trt_edge" / "manifest" / "manifest.core.json"
 EXAMPLES = sorted(REPO.glob("examples/*/manifest.yaml")) + sorted(
     REPO.glob("manifests/examples/*.yaml")
 )
@@ -24,12 +26,23 @@ def test_checked_in_schema_matches_the_models() -> None:
     )
 
 
+def test_checked_in_compiled_validator_matches_the_models() -> None:
+    assert CORE.read_text("utf-8") == compiled_text(), (
+        "sdk/trt_edge/manifest/manifest.core.json is stale: run "
+        "`python -m trt_edge.manifest.schema`"
+    )
+
+
 def test_check_mode_fails_on_drift(tmp_path: Path) -> None:
-    stale = tmp_path / "schema.json"
+    stale, core = tmp_path / "schema.json", tmp_path / "core.json"
     stale.write_text("{}\n")
-    assert main(["--check", "--out", str(stale)]) == 1
-    assert main(["--out", str(stale)]) == 0
-    assert main(["--check", "--out", str(stale)]) == 0
+    core.write_text(CORE.read_text("utf-8"))
+    args = ["--out", str(stale), "--core-out", str(core)]
+    assert main(["--check", *args]) == 1
+    assert main(args) == 0
+    assert main(["--check", *args]) == 0
+    core.write_text("{}\n")
+    assert main(["--check", *args]) == 1
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.parent.name + "/" + p.name for p in EXAMPLES])

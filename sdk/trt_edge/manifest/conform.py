@@ -1,6 +1,8 @@
 """Step 2, schema: check parsed data against the pydantic models, as located diagnostics.
 
-pydantic reports errors by location tuples that may contain union member tags
+The models run as their compiled pydantic-core schema (`compiled.py`) so that
+validation does not pay for pydantic's model machinery at start-up. pydantic
+reports errors by location tuples that may contain union member tags
 (`"range"`, `"int"`) which are not keys in the document; we walk each location
 alongside the data to drop those, so every message points at a real key or
 value. Messages are rewritten for people ("unknown key 'mni'; did you mean
@@ -11,16 +13,14 @@ from __future__ import annotations
 
 import difflib
 import re
-import types
-import typing
 from collections import defaultdict
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic_core import ValidationError
 
+from trt_edge.manifest.compiled import typed_dict_at, validator
 from trt_edge.manifest.diagnostics import Diagnostic
 from trt_edge.manifest.locations import JsonPath, LocationIndex, format_path
-from trt_edge.manifest.models import Manifest
 from trt_edge.targets.catalog import did_you_mean
 
 _TYPE_ERRORS = {
@@ -79,49 +79,10 @@ def data_path(data: Any, loc: tuple[Any, ...], keep_last: bool) -> JsonPath:
     return tuple(path)
 
 
-def _unwrap(tp: Any) -> list[Any]:
-    """Member types of `tp` with Annotated/Optional/Union peeled off."""
-    origin = typing.get_origin(tp)
-    if origin is typing.Annotated:
-        return _unwrap(typing.get_args(tp)[0])
-    if origin is typing.Union or origin is types.UnionType:
-        out: list[Any] = []
-        for arg in typing.get_args(tp):
-            out.extend(_unwrap(arg))
-        return out
-    return [tp]
-
-
-def _model_at(path: JsonPath) -> type[BaseModel] | None:
-    """The model class whose instance sits at `path` in a manifest, if any."""
-    candidates: list[Any] = [Manifest]
-    for part in path:
-        following: list[Any] = []
-        for tp in candidates:
-            for member in _unwrap(tp):
-                origin = typing.get_origin(member)
-                if isinstance(member, type) and issubclass(member, BaseModel):
-                    if isinstance(part, str):
-                        for name, info in member.model_fields.items():
-                            if part in (info.alias, name):
-                                following.append(info.annotation)
-                elif origin in (list, tuple) and isinstance(part, int):
-                    following.append(typing.get_args(member)[0])
-                elif origin is dict and isinstance(part, str):
-                    following.append(typing.get_args(member)[1])
-        candidates = following
-    for tp in candidates:
-        for member in _unwrap(tp):
-            if isinstance(member, type) and issubclass(member, BaseModel):
-                return member
-    return None
-
-
 def allowed_keys(path: JsonPath) -> list[str]:
-    model = _model_at(path)
-    if model is None:
-        return []
-    return [info.alias or name for name, info in model.model_fields.items()]
+    """The keys the mapping at `path` accepts, in declaration order."""
+    node = typed_dict_at(path)
+    return list(node["fields"]) if node is not None else []
 
 
 def _message(err: Any, path: JsonPath, data: Any, locations: LocationIndex) -> str:
@@ -208,10 +169,11 @@ def _merge_union_errors(items: list[tuple[JsonPath, Any]]) -> list[tuple[JsonPat
 
 def check_schema(
     data: Any, locations: LocationIndex, file: str
-) -> tuple[Manifest | None, list[Diagnostic]]:
-    """Validate `data`; returns the model (when valid) and located diagnostics."""
+) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
+    """Validate `data`; returns the validated document (defaults filled in) or diagnostics."""
     try:
-        return Manifest.model_validate(data), []
+        valid: dict[str, Any] = validator().validate_python(data)
+        return valid, []
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
     items = [(data_path(data, tuple(e["loc"]), e["type"] == "missing"), e) for e in errors]

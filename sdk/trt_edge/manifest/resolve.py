@@ -1,18 +1,18 @@
-"""Step 4, resolve: a schema- and semantics-clean `Manifest` → `ResolvedManifest`.
+"""Step 4, resolve: a schema- and semantics-clean document → `ResolvedManifest`.
 
-Runs only when the earlier steps found no errors, so it may assume every
-reference resolves. Labels compile to indices here, once, so nothing after this
-step ever looks a profile up by name.
+Takes the schema step's validated document (defaults filled in, types exact)
+and runs only when no step found an error, so every reference resolves. Labels
+compile to indices here, once, so nothing after this step ever looks a profile
+up by name.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from trt_edge_runner.bundle_format import DimRange, PhaseTarget, Profile, RuntimePolicy, TensorSpec
 
-from trt_edge.manifest.models import DimRange as DimRangeSpec
-from trt_edge.manifest.models import Manifest
 from trt_edge.manifest.resolved import ResolvedManifest
 
 # Name of the single profile given to a model whose inputs are all static and
@@ -20,61 +20,64 @@ from trt_edge.manifest.resolved import ResolvedManifest
 STATIC_PROFILE = "static"
 
 
-def _profile_dims(dims: dict[str, int | DimRangeSpec]) -> dict[str, DimRange]:
+def _profile_dims(dims: dict[str, Any]) -> dict[str, DimRange]:
     out: dict[str, DimRange] = {}
     for symbol, value in dims.items():
         if isinstance(value, int):
             out[symbol] = DimRange(value, value, value)
         else:
-            out[symbol] = DimRange(value.min, value.opt, value.max)
+            out[symbol] = DimRange(value["min"], value["opt"], value["max"])
     return out
 
 
-def resolve(model: Manifest, source_path: Path, source_sha256: str) -> ResolvedManifest:
+def _runtime(doc: dict[str, Any], names: list[str]) -> RuntimePolicy:
+    runtime = doc.get("runtime")
+    if runtime is None:
+        return RuntimePolicy(policy="auto", phases={})
+    phases: dict[str, PhaseTarget] = {}
+    for phase, ref in runtime["phases"].items():
+        if ref == "auto":
+            phases[phase] = "auto"
+        elif isinstance(ref, int):
+            phases[phase] = ref
+        else:
+            phases[phase] = names.index(ref)
+    return RuntimePolicy(policy=runtime["policy"], phases=phases)
+
+
+def resolve(doc: dict[str, Any], source_path: Path, source_sha256: str) -> ResolvedManifest:
     inputs = tuple(
         TensorSpec(
-            name=spec.name,
-            dtype=spec.dtype,
-            shape=tuple(spec.shape),
-            values=(spec.values[0], spec.values[1]) if spec.values is not None else None,
+            name=spec["name"],
+            dtype=spec["dtype"],
+            shape=tuple(spec["shape"]),
+            values=(spec["values"][0], spec["values"][1]) if spec["values"] is not None else None,
         )
-        for spec in model.inputs
+        for spec in doc["inputs"]
     )
-    profiles = tuple(Profile(name=p.name, dims=_profile_dims(p.dims)) for p in model.profiles)
+    profiles = tuple(
+        Profile(name=p["name"], dims=_profile_dims(p["dims"])) for p in doc["profiles"]
+    )
     if not profiles:
         profiles = (Profile(name=STATIC_PROFILE, dims={}),)
-    names = [p.name for p in profiles]
-    if model.runtime is None:
-        runtime = RuntimePolicy(policy="auto", phases={})
-    else:
-        phases: dict[str, PhaseTarget] = {}
-        for phase, ref in model.runtime.phases.items():
-            if ref == "auto":
-                phases[phase] = "auto"
-            elif isinstance(ref, int):
-                phases[phase] = ref
-            else:
-                phases[phase] = names.index(ref)
-        runtime = RuntimePolicy(policy=model.runtime.policy, phases=phases)
-    manifest_dir = source_path.parent
-    exported = (
-        (manifest_dir / model.model.exported).resolve()
-        if model.model.exported is not None
-        else None
-    )
+    model = doc["model"]
+    entrypoint = model["entrypoint"]
+    exported = model["exported"]
+    build = doc["build"]
+    parity = doc["validate"]["parity"]
     return ResolvedManifest(
         source_path=source_path,
         source_sha256=source_sha256,
-        name=model.metadata.name,
-        version=model.metadata.version,
-        entrypoint=model.model.entrypoint.strip() if model.model.entrypoint else None,
-        exported=exported,
+        name=doc["metadata"]["name"],
+        version=doc["metadata"]["version"],
+        entrypoint=entrypoint.strip() if entrypoint else None,
+        exported=(source_path.parent / exported).resolve() if exported is not None else None,
         inputs=inputs,
         profiles=profiles,
-        runtime=runtime,
-        backend=model.build.backend,
-        precision=model.build.precision,
-        targets=tuple(dict.fromkeys(model.build.targets)),
-        atol=model.validate_.parity.atol,
-        rtol=model.validate_.parity.rtol,
+        runtime=_runtime(doc, [p.name for p in profiles]),
+        backend=build["backend"],
+        precision=build["precision"],
+        targets=tuple(dict.fromkeys(build["targets"])),
+        atol=float(parity["atol"]),
+        rtol=float(parity["rtol"]),
     )
