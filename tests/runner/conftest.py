@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +18,46 @@ from runner.tiny_bundles import (  # type: ignore[import-not-found]
     write_bundle,
 )
 from trt_edge_runner.bundle_format import PhaseTarget
+
+REPO = Path(__file__).resolve().parents[2]
+CPP_SRC = REPO / "device_runner" / "cpp"
+
+
+@pytest.fixture(scope="session")
+def trt_edge_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The C++ runner binary: $TRT_EDGE_RUN, the `make test-cpp` build, or built here."""
+    env = os.environ.get("TRT_EDGE_RUN")
+    if env:
+        return Path(env)
+    made = CPP_SRC / "build" / "runner" / "trt-edge-run"
+    if made.is_file():
+        return made
+    build = tmp_path_factory.mktemp("cpp-build")
+    subprocess.run(
+        [
+            "cmake",
+            "-S",
+            str(CPP_SRC),
+            "-B",
+            str(build),
+            "-DCMAKE_BUILD_TYPE=Release",
+            f"-DPython3_EXECUTABLE={sys.executable}",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        ["cmake", "--build", str(build), "--target", "trt-edge-run", "-j", "2"],
+        check=True,
+        capture_output=True,
+    )
+    return build / "runner" / "trt-edge-run"
+
+
+@pytest.fixture
+def llm_bundle_copy(tiny_llm_bundle: Path, tmp_path: Path) -> Path:
+    """A private copy of the build area's tiny-LLM bundle (tests may edit it)."""
+    return Path(shutil.copytree(tiny_llm_bundle, tmp_path / tiny_llm_bundle.name))
 
 
 @pytest.fixture(scope="session")

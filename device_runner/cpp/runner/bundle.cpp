@@ -1,0 +1,248 @@
+// bundle.json → Bundle, and the file integrity check run before anything loads.
+#include "bundle.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#ifdef TRT_EDGE_HAVE_OPENSSL
+#include <openssl/evp.h>
+#endif
+
+namespace trt_edge::runner {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+[[noreturn]] void bad(const std::string& source, const std::string& path,
+                      const std::string& message) {
+  throw RunnerError(source + ": " + path + ": " + message, 1);
+}
+
+const json& field(const json& obj, const char* key, const std::string& source,
+                  const std::string& path) {
+  if (!obj.is_object() || !obj.contains(key)) {
+    bad(source, path.empty() ? key : path + "." + key, "missing");
+  }
+  return obj.at(key);
+}
+
+TensorSpec tensor(const json& t, const std::string& source, const std::string& path) {
+  TensorSpec spec;
+  spec.name = field(t, "name", source, path).get<std::string>();
+  spec.dtype = field(t, "dtype", source, path).get<std::string>();
+  for (const auto& d : field(t, "shape", source, path)) {
+    if (d.is_number_integer()) {
+      spec.shape.emplace_back(d.get<int64_t>());
+    } else if (d.is_string()) {
+      spec.shape.emplace_back(d.get<std::string>());
+    } else {
+      bad(source, path + ".shape", "expected ints and symbol names");
+    }
+  }
+  if (t.contains("values") && t.at("values").is_array() && t.at("values").size() == 2) {
+    spec.values = std::make_pair(t.at("values")[0].get<int64_t>(), t.at("values")[1].get<int64_t>());
+  }
+  return spec;
+}
+
+}  // namespace
+
+Bundle read_bundle(const std::string& dir) {
+  const std::string source = (fs::path(dir) / "bundle.json").string();
+  std::ifstream in(source, std::ios::binary);
+  if (!in) {
+    throw RunnerError(source + ": missing; " + dir +
+                          " is not a trt-edge bundle (build one with `trt-edge build MANIFEST`)",
+                      1);
+  }
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::exception& e) {
+    throw RunnerError(source + ": not valid JSON: " + e.what(), 1);
+  }
+  try {
+    Bundle b;
+    b.dir = dir;
+    const int64_t version = field(doc, "schema_version", source, "").get<int64_t>();
+    if (version != 1) {
+      bad(source, "schema_version",
+          "this runner reads schema version 1, the bundle has " + std::to_string(version));
+    }
+    const json& model = field(doc, "model", source, "");
+    b.name = field(model, "name", source, "model").get<std::string>();
+    b.version = field(model, "version", source, "model").get<std::string>();
+    const json& io = field(doc, "io", source, "");
+    b.method = field(io, "method", source, "io").get<std::string>();
+    size_t i = 0;
+    for (const auto& t : field(io, "inputs", source, "io")) {
+      b.inputs.push_back(tensor(t, source, "io.inputs[" + std::to_string(i++) + "]"));
+    }
+    i = 0;
+    for (const auto& t : field(io, "outputs", source, "io")) {
+      b.outputs.push_back(tensor(t, source, "io.outputs[" + std::to_string(i++) + "]"));
+    }
+    i = 0;
+    for (const auto& p : field(doc, "profiles", source, "")) {
+      const std::string path = "profiles[" + std::to_string(i++) + "]";
+      Profile profile;
+      profile.name = field(p, "name", source, path).get<std::string>();
+      for (const auto& [sym, r] : field(p, "dims", source, path).items()) {
+        const std::string dpath = path + ".dims." + sym;
+        profile.dims[sym] = DimRange{field(r, "min", source, dpath).get<int64_t>(),
+                                     field(r, "opt", source, dpath).get<int64_t>(),
+                                     field(r, "max", source, dpath).get<int64_t>()};
+      }
+      for (const auto& spec : b.inputs) {
+        for (const auto& d : spec.shape) {
+          if (std::holds_alternative<std::string>(d) &&
+              !profile.dims.count(std::get<std::string>(d))) {
+            bad(source, path + ".dims",
+                "symbol '" + std::get<std::string>(d) + "' of input '" + spec.name + "' missing");
+          }
+        }
+      }
+      b.profiles.push_back(std::move(profile));
+    }
+    const json& runtime = field(doc, "runtime", source, "");
+    for (const auto& [phase, target] : field(runtime, "phases", source, "runtime").items()) {
+      if (target.is_string() && target.get<std::string>() == "auto") {
+        b.phases[phase] = std::nullopt;
+      } else if (target.is_number_integer()) {
+        b.phases[phase] = target.get<int64_t>();
+      } else {
+        bad(source, "runtime.phases." + phase, "expected an index or 'auto'");
+      }
+    }
+    for (const auto& [name, entry] : field(doc, "files", source, "").items()) {
+      b.files[name] = {field(entry, "sha256", source, "files." + name).get<std::string>(),
+                       field(entry, "size", source, "files." + name).get<int64_t>()};
+    }
+    if (doc.contains("delegates")) {
+      for (const auto& d : doc.at("delegates")) {
+        b.delegate_backends.push_back(field(d, "backend_id", source, "delegates").get<std::string>());
+      }
+    }
+    return b;
+  } catch (const json::exception& e) {
+    throw RunnerError(source + ": unexpected value: " + e.what(), 1);
+  }
+}
+
+std::vector<int64_t> Bundle::shape_of(const TensorSpec& spec,
+                                      const std::map<std::string, int64_t>& symbols) const {
+  std::vector<int64_t> shape;
+  for (const auto& d : spec.shape) {
+    if (std::holds_alternative<int64_t>(d)) {
+      shape.push_back(std::get<int64_t>(d));
+      continue;
+    }
+    const auto& sym = std::get<std::string>(d);
+    auto it = symbols.find(sym);
+    if (it == symbols.end()) {
+      throw RunnerError("input '" + spec.name + "' needs a value for symbol '" + sym +
+                            "': pass --dims " + sym + "=N",
+                        2);
+    }
+    shape.push_back(it->second);
+  }
+  return shape;
+}
+
+ProfileTable Bundle::profile_table() const {
+  ProfileTable table;
+  for (const auto& profile : profiles) {
+    std::vector<ProfileBounds> row;
+    for (const auto& spec : inputs) {
+      ProfileBounds b;
+      for (const auto& d : spec.shape) {
+        if (std::holds_alternative<int64_t>(d)) {
+          b.min.push_back(std::get<int64_t>(d));
+          b.max.push_back(std::get<int64_t>(d));
+        } else {
+          const DimRange& r = profile.dims.at(std::get<std::string>(d));
+          b.min.push_back(r.min);
+          b.max.push_back(r.max);
+        }
+      }
+      row.push_back(b);
+    }
+    table.bounds.push_back(std::move(row));
+  }
+  return table;
+}
+
+bool verifies_digests() noexcept {
+#ifdef TRT_EDGE_HAVE_OPENSSL
+  return true;
+#else
+  return false;
+#endif
+}
+
+#ifdef TRT_EDGE_HAVE_OPENSSL
+namespace {
+std::string sha256_hex(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    EVP_DigestUpdate(ctx, buffer.data(), static_cast<size_t>(in.gcount()));
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(ctx, digest, &length);
+  EVP_MD_CTX_free(ctx);
+  std::ostringstream hex;
+  static const char* kHex = "0123456789abcdef";
+  for (unsigned int k = 0; k < length; ++k) {
+    hex << kHex[digest[k] >> 4] << kHex[digest[k] & 0xF];
+  }
+  return hex.str();
+}
+}  // namespace
+#endif
+
+void verify_files(const Bundle& bundle) {
+  if (!bundle.files.count("model.pte")) {
+    throw RunnerError(bundle.dir + "/bundle.json: files does not list model.pte; rebuild the bundle",
+                      1);
+  }
+  for (const auto& [name, entry] : bundle.files) {
+    const fs::path rel(name);
+    if (rel.is_absolute() || name.find("..") != std::string::npos) {
+      throw RunnerError(bundle.dir + "/bundle.json: files lists '" + name +
+                            "', which is not a path inside the bundle",
+                        1);
+    }
+    const fs::path path = fs::path(bundle.dir) / rel;
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    if (ec) {
+      throw RunnerError(path.string() + ": missing, but bundle.json lists it; copy the whole "
+                                        "bundle again",
+                        1);
+    }
+    if (static_cast<int64_t>(size) != entry.second) {
+      throw RunnerError(path.string() + ": size " + std::to_string(size) +
+                            " bytes, but bundle.json records " + std::to_string(entry.second) +
+                            "; the file was truncated or modified",
+                        1);
+    }
+#ifdef TRT_EDGE_HAVE_OPENSSL
+    const std::string digest = sha256_hex(path);
+    if (digest != entry.first) {
+      throw RunnerError(path.string() + ": sha256 " + digest + ", but bundle.json records " +
+                            entry.first + "; the file was modified: refusing to load it",
+                        1);
+    }
+#endif
+  }
+}
+
+}  // namespace trt_edge::runner

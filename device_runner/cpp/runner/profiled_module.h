@@ -1,0 +1,62 @@
+// ProfiledModule: executorch::extension::Module::execute wrapped with the bundle's
+// profile policy. Per call, in the order DESIGN.md fixes: collect every input's
+// dims → select_profile for the request in scope on this thread (set by a
+// trt_edge::OptimizationProfileGuard) → check every input against the selected
+// profile → execute. On CPU backends that is the whole of profile support
+// (emulation); built with TRT_EDGE_TORCHTRT_PROFILE_GUARD, the same request is
+// also handed to Torch-TensorRT's own thread-local guard around execute.
+#pragma once
+
+#include <executorch/extension/module/module.h>
+#include <executorch/extension/tensor/tensor.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "bundle.h"
+#include "npy.h"
+#include "trt_edge/profile_policy.h"
+
+namespace trt_edge::runner {
+
+struct RunResult {
+  std::vector<Array> outputs;
+  int64_t profile = 0;
+  Outcome outcome = Outcome::kOk;
+};
+
+class ProfiledModule {
+ public:
+  /// Loads `bundle.dir/model.pte`; `honour_policy=false` runs every request as Default
+  /// (profile 0), as a runner without profile support would.
+  ProfiledModule(Bundle bundle, bool honour_policy);
+
+  const Bundle& bundle() const noexcept { return bundle_; }
+  static const char* mode() noexcept;
+
+  /// The request a phase names; RunnerError (exit 2) naming the phases for an unknown one.
+  Request request_for_phase(const std::string& phase) const;
+
+  /// Select, validate, execute under current_request(); RunnerError before anything runs
+  /// for a pin the bundle cannot honour or a shape no profile accepts.
+  RunResult execute(const std::vector<Array>& inputs);
+
+  /// Module::execute alone on prepared inputs, no policy: the baseline the bench compares to.
+  void execute_raw(const std::vector<Array>& inputs);
+
+ private:
+  std::vector<executorch::runtime::EValue> wrap(const std::vector<Array>& inputs,
+                                                std::vector<executorch::extension::TensorPtr>& keep);
+
+  Bundle bundle_;
+  ProfileTable table_;
+  std::vector<std::string> input_names_;
+  std::unique_ptr<executorch::extension::Module> module_;
+  bool honour_policy_;
+  bool pin_warned_ = false;
+  std::mutex mutex_;  // Module is not reentrant and auto is sticky: one execution at a time.
+};
+
+}  // namespace trt_edge::runner

@@ -1,0 +1,165 @@
+"""The C++ runner (`trt-edge-run`) on real bundles: same outputs as the Python runner.
+
+Inputs go in as a directory of `<input>.npy` files and outputs come back the
+same way, so both runners see byte-identical tensors. Also run by ctest
+(`make test-cpp`), which points $TRT_EDGE_RUN at the binary it just built.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from runner.tiny_bundles import VOCAB  # type: ignore[import-not-found]
+from trt_edge_runner.runner import Runner
+from trt_edge_runner.tensors import random_inputs
+
+pytestmark = pytest.mark.slow
+
+
+def run_cpp(binary: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(binary), *args], capture_output=True, text=True, check=False, timeout=600
+    )
+
+
+def save_inputs(directory: Path, names: list[str], arrays: list[np.ndarray]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, array in zip(names, arrays, strict=True):
+        np.save(directory / f"{name}.npy", array)
+    return directory
+
+
+def compare(
+    binary: Path,
+    bundle: Path,
+    tmp_path: Path,
+    request: list[str],
+    target: object,
+    arrays: list[np.ndarray],
+) -> dict[str, object]:
+    runner = Runner.open(bundle)
+    names = [s.name for s in runner.manifest.inputs]
+    inputs = save_inputs(tmp_path / "in", names, arrays)
+    out = tmp_path / "out"
+    proc = run_cpp(
+        binary,
+        "--bundle",
+        str(bundle),
+        *request,
+        "--inputs",
+        str(inputs),
+        "--outputs",
+        str(out),
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    report: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    expected = runner.run(target, arrays)  # type: ignore[arg-type]
+    assert report["profile"] == expected.profile
+    out_names = [s.name for s in runner.manifest.outputs] or [
+        f"output_{i}" for i in range(len(expected.outputs))
+    ]
+    for name, want in zip(out_names, expected.outputs, strict=True):
+        got = np.load(out / f"{name}.npy")
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    return report
+
+
+def test_cpp_matches_python_on_tiny_bundle_per_phase(
+    trt_edge_run: Path, llm_like_bundle: Path, tmp_path: Path
+) -> None:
+    rng = np.random.default_rng(0)
+    scale = np.array([0.25], dtype=np.float32)
+    for phase, seq in [("prefill", 33), ("decode", 1)]:
+        ids = rng.integers(0, VOCAB, size=(1, seq), dtype=np.int64)
+        report = compare(
+            trt_edge_run, llm_like_bundle, tmp_path / phase, ["--phase", phase], phase, [ids, scale]
+        )
+        assert report["mode"] == "emulated"
+
+
+def test_cpp_matches_python_on_the_tiny_llm_bundle(
+    trt_edge_run: Path, tiny_llm_bundle: Path, tmp_path: Path
+) -> None:
+    manifest = Runner.open(tiny_llm_bundle).manifest
+    for phase, seq in [("prefill", 24), ("decode", 1)]:
+        arrays = random_inputs(manifest, {"seq": seq}, seed=seq)
+        arrays[1] = np.array([3], dtype=np.int64)  # start_pos
+        compare(trt_edge_run, tiny_llm_bundle, tmp_path / phase, ["--phase", phase], phase, arrays)
+
+
+def test_cpp_auto_and_policy_ignoring_runner(
+    trt_edge_run: Path, llm_like_bundle: Path, tmp_path: Path
+) -> None:
+    proc = run_cpp(
+        trt_edge_run, "--bundle", str(llm_like_bundle), "--auto", "--dims", "seq=40", "--json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["profile"] == 1
+    proc = run_cpp(
+        trt_edge_run,
+        "--bundle",
+        str(llm_like_bundle),
+        "--phase",
+        "prefill",
+        "--dims",
+        "seq=1",
+        "--ignore-policy",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["profile"] == 0
+    assert "profile 0 only" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--phase", "warmup"], 2, "unknown phase 'warmup'"),
+        (["--profile", "5"], 2, "pins profile 5"),
+        (["--profile", "-1"], 2, "never negative"),
+        (["--phase", "decode", "--dims", "seq=3"], 2, "'ids' dim 1 = 3 is outside profile 0"),
+        (["--auto", "--dims", "seq=65"], 2, "no profile matches inputs"),
+        (["--auto", "--phase", "decode"], 2, "exactly one of"),
+    ],
+)
+def test_cpp_bad_requests_fail_clearly(
+    trt_edge_run: Path, llm_like_bundle: Path, args: list[str], code: int, message: str
+) -> None:
+    proc = run_cpp(trt_edge_run, "--bundle", str(llm_like_bundle), *args)
+    assert proc.returncode == code
+    assert "trt-edge-run: error: " in proc.stderr and message in proc.stderr
+
+
+def test_cpp_refuses_a_tampered_bundle(trt_edge_run: Path, llm_like_bundle: Path) -> None:
+    pte = llm_like_bundle / "model.pte"
+    data = bytearray(pte.read_bytes())
+    data[100] ^= 1
+    pte.write_bytes(bytes(data))
+    proc = run_cpp(trt_edge_run, "--bundle", str(llm_like_bundle), "--phase", "decode")
+    assert proc.returncode == 1
+    assert "model.pte: sha256" in proc.stderr
+
+
+def test_cpp_bench_reports_runner_and_raw_latency(
+    trt_edge_run: Path, llm_like_bundle: Path
+) -> None:
+    proc = run_cpp(
+        trt_edge_run,
+        "--bundle",
+        str(llm_like_bundle),
+        "--phase",
+        "decode",
+        "--bench",
+        "20",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    bench = json.loads(proc.stdout.strip().splitlines()[-1])["bench"]
+    assert bench["iterations"] == 20
+    assert bench["runner_us_p50"] > 0 and bench["raw_execute_us_p50"] > 0
