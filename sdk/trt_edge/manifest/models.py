@@ -16,14 +16,11 @@ from typing import Literal
 # costs ~0.1 s of import time, and `trt-edge validate` must start fast.
 from pydantic import BaseModel, ConfigDict, Field
 
-API_VERSION = "trt-edge/v1"
-NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
-SYMBOL_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+from trt_edge.manifest.vocabulary import NAME_PATTERN
 
 Dtype = Literal[
     "float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"
 ]
-INTEGER_DTYPES = frozenset({"int64", "int32", "int16", "int8", "uint8"})
 
 
 class _Strict(BaseModel):

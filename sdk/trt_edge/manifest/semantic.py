@@ -15,7 +15,7 @@ from typing import Any
 
 from trt_edge.manifest.diagnostics import Diagnostic, Severity, Stage
 from trt_edge.manifest.locations import JsonPath, LocationIndex, format_path
-from trt_edge.manifest.models import INTEGER_DTYPES, SYMBOL_PATTERN
+from trt_edge.manifest.vocabulary import INTEGER_DTYPES, SYMBOL_PATTERN
 from trt_edge.targets.catalog import TargetCatalog, did_you_mean
 
 _SYMBOL = re.compile(SYMBOL_PATTERN)

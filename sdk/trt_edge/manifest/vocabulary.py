@@ -1,0 +1,12 @@
+"""Names and patterns shared by the models and the semantic checks.
+
+Kept apart from `models.py` so that the checks (which run on every validate)
+never import pydantic's model machinery.
+"""
+
+from __future__ import annotations
+
+API_VERSION = "trt-edge/v1"
+NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
+SYMBOL_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+INTEGER_DTYPES = frozenset({"int64", "int32", "int16", "int8", "uint8"})
