@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from trt_edge_runner.commands import run as device_run
+import trt_edge_runner.commands.run as device_run
 
 
 def register(subparsers: Any) -> None:

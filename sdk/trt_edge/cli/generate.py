@@ -1,0 +1,185 @@
+"""`trt-edge generate BUNDLE --prompt-ids 1,2,3 --max-new-tokens N [--json]`: greedy decoding.
+
+For bundles following the tiny-LLM I/O contract (examples/tiny_llm/model.py):
+inputs `input_ids [1, seq]`, `start_pos [1]` and caller-owned KV caches, outputs
+`logits [1, seq, vocab]` followed by the updated caches in input order. The
+prompt runs once under the bundle's `prefill` phase, then each new token under
+its `decode` phase, feeding the returned caches back: the loop an application
+would write, with the profile switch done by the runner from the bundle's policy.
+
+Greedy (argmax) decoding, so the tokens are a deterministic function of the
+weights: they must equal eager PyTorch's on the same weights (tested).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trt_edge_runner.runner import Runner
+
+PREFILL = "prefill"
+DECODE = "decode"
+
+
+class GenerateContractError(Exception):
+    """The bundle does not follow the I/O contract generate needs; the message says how."""
+
+
+@dataclass
+class Generation:
+    """Tokens produced and what each step ran on."""
+
+    prompt: list[int]
+    tokens: list[int] = field(default_factory=list)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "generate",
+        help="greedy token generation with a prefill/decode bundle (tiny-LLM I/O contract)",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+    )
+    parser.add_argument("bundle", help="bundle directory")
+    parser.add_argument("--prompt-ids", required=True, help="comma-separated token ids, e.g. 1,2,3")
+    parser.add_argument("--max-new-tokens", type=int, default=16, help="tokens to generate")
+    parser.add_argument("--json", action="store_true", help="print JSON on stdout")
+    parser.set_defaults(run=run)
+
+
+def parse_prompt(text: str) -> list[int]:
+    try:
+        ids = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise GenerateContractError(
+            f"--prompt-ids {text!r}: expected comma-separated integers, e.g. 1,2,3"
+        ) from None
+    if not ids:
+        raise GenerateContractError("--prompt-ids is empty: pass at least one token id")
+    return ids
+
+
+def _check_contract(runner: Runner) -> tuple[int, int, int]:
+    """(vocab, context limit, number of caches), or GenerateContractError naming the gap."""
+    manifest = runner.manifest
+    names = [spec.name for spec in manifest.inputs]
+    where = f"{runner.bundle_dir}/bundle.json"
+    if names[:2] != ["input_ids", "start_pos"] or len(names) < 3:
+        raise GenerateContractError(
+            f"{where}: inputs are {', '.join(names)}; generate needs input_ids, start_pos, "
+            "then the KV caches (the tiny-LLM I/O contract in examples/tiny_llm/model.py)"
+        )
+    missing = [phase for phase in (PREFILL, DECODE) if phase not in manifest.runtime.phases]
+    if missing:
+        raise GenerateContractError(
+            f"{where}: runtime.phases lacks {', '.join(missing)}; generate runs the prompt "
+            "under 'prefill' and each new token under 'decode'"
+        )
+    ids_spec, pos_spec = manifest.inputs[0], manifest.inputs[1]
+    if ids_spec.values is None or pos_spec.values is None:
+        raise GenerateContractError(
+            f"{where}: input_ids and start_pos must declare values (vocabulary, context length)"
+        )
+    for spec in manifest.inputs[2:]:
+        if any(isinstance(d, str) for d in spec.shape):
+            raise GenerateContractError(
+                f"{where}: cache input {spec.name!r} has a symbolic shape; caches are static"
+            )
+    return ids_spec.values[1], pos_spec.values[1], len(manifest.inputs) - 2
+
+
+def generate(runner: Runner, prompt: list[int], max_new_tokens: int) -> Generation:
+    """Prefill once, then decode token by token, greedily; caches owned by this loop."""
+    import numpy as np
+    from trt_edge_runner.tensors import numpy_dtype
+
+    vocab, context, n_caches = _check_contract(runner)
+    bad = [t for t in prompt if not 0 <= t < vocab]
+    if bad:
+        raise GenerateContractError(f"--prompt-ids: {bad} outside the vocabulary [0, {vocab})")
+    if max_new_tokens < 1:
+        raise GenerateContractError("--max-new-tokens must be at least 1")
+    if len(prompt) + max_new_tokens > context:
+        raise GenerateContractError(
+            f"prompt ({len(prompt)}) + --max-new-tokens ({max_new_tokens}) exceeds the "
+            f"context of {context} positions (start_pos values); shorten one of them"
+        )
+    caches = [
+        np.zeros([int(d) for d in spec.shape], dtype=numpy_dtype(spec))
+        for spec in runner.manifest.inputs[2:]
+    ]
+    result = Generation(prompt=list(prompt))
+    # A one-token prompt is a decode step: the prefill profile need not accept seq 1.
+    phase = PREFILL if len(prompt) > 1 else DECODE
+    ids = np.asarray([prompt], dtype=np.int64)
+    position = 0
+    for _ in range(max_new_tokens):
+        run = runner.run(phase, [ids, np.asarray([position], dtype=np.int64), *caches])
+        logits = run.outputs[0]
+        caches = list(run.outputs[1 : 1 + n_caches])
+        token = int(np.argmax(logits[0, -1]))
+        result.tokens.append(token)
+        result.steps.append(
+            {
+                "phase": phase,
+                "profile": run.profile,
+                "seq": int(ids.shape[1]),
+                "ms": round(run.seconds * 1e3, 3),
+            }
+        )
+        position += int(ids.shape[1])
+        ids = np.asarray([[token]], dtype=np.int64)
+        phase = DECODE
+    return result
+
+
+def run(args: argparse.Namespace) -> int:
+    from trt_edge_runner.commands.run import configure_logging, exit_code
+    from trt_edge_runner.errors import RunnerError
+    from trt_edge_runner.runner import Runner
+
+    configure_logging("trt-edge")
+    started = time.perf_counter()
+    try:
+        prompt = parse_prompt(args.prompt_ids)
+        runner = Runner.open(args.bundle)
+        result = generate(runner, prompt, args.max_new_tokens)
+    except GenerateContractError as exc:
+        print(f"trt-edge: error: {exc}", file=sys.stderr)
+        return 2
+    except RunnerError as exc:
+        print(f"trt-edge: error: {exc}", file=sys.stderr)
+        return exit_code(exc)
+    total = time.perf_counter() - started
+    decode_ms = [s["ms"] for s in result.steps if s["phase"] == DECODE]
+    report = {
+        "bundle": str(runner.bundle_dir),
+        "mode": runner.mode,
+        "prompt_ids": result.prompt,
+        "tokens": result.tokens,
+        "steps": result.steps,
+        "decode_ms_mean": round(sum(decode_ms) / len(decode_ms), 3) if decode_ms else None,
+        "seconds_total": round(total, 3),
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"tokens: {','.join(str(t) for t in result.tokens)}")
+    first = result.steps[0]
+    print(
+        f"  {first['phase']}: {first['seq']} token(s) on profile {first['profile']} "
+        f"in {first['ms']} ms"
+    )
+    if decode_ms:
+        profiles = sorted({s["profile"] for s in result.steps[1:]})
+        print(
+            f"  decode: {len(decode_ms)} step(s) on profile {profiles}, "
+            f"mean {report['decode_ms_mean']} ms/token ({runner.mode} mode)"
+        )
+    return 0

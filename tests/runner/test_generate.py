@@ -1,0 +1,101 @@
+"""`trt-edge generate` on the tiny-LLM bundle: greedy tokens equal eager PyTorch's."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from trt_edge.cli.generate import GenerateContractError, generate
+from trt_edge.cli.main import main as host_main
+from trt_edge_runner.runner import Runner
+
+pytestmark = pytest.mark.slow
+
+MODEL_PY = Path(__file__).resolve().parents[2] / "examples" / "tiny_llm" / "model.py"
+
+
+def eager_module() -> Any:
+    spec = importlib.util.spec_from_file_location("tiny_llm_model_eager", MODEL_PY)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def eager_greedy(prompt: list[int], new_tokens: int) -> list[int]:
+    """The reference loop on the same weights: prefill the prompt, then one token per step."""
+    import torch
+
+    tiny = eager_module()
+    model = tiny.build_model()
+    k, v = tiny.empty_cache()
+    ids = torch.tensor([prompt], dtype=torch.int64)
+    position = 0
+    tokens: list[int] = []
+    with torch.no_grad():
+        for _ in range(new_tokens):
+            logits, k, v = model(ids, torch.tensor([position], dtype=torch.int64), k, v)
+            token = int(torch.argmax(logits[0, -1]))
+            tokens.append(token)
+            position += ids.shape[1]
+            ids = torch.tensor([[token]], dtype=torch.int64)
+    return tokens
+
+
+def test_generate_matches_eager_greedy_tokens(tiny_llm_bundle: Path) -> None:
+    prompt = [5, 17, 42, 99, 3, 250, 7]
+    runner = Runner.open(tiny_llm_bundle)
+    result = generate(runner, prompt, 12)
+    assert result.tokens == eager_greedy(prompt, 12)
+    # The prompt ran on the prefill profile, every new token on the decode profile.
+    phases = runner.manifest.runtime.phases
+    assert [s["profile"] for s in result.steps] == [phases["prefill"]] + [phases["decode"]] * 11
+
+
+def test_generate_single_token_prompt_decodes_from_the_start(tiny_llm_bundle: Path) -> None:
+    runner = Runner.open(tiny_llm_bundle)
+    result = generate(runner, [9], 4)
+    assert result.tokens == eager_greedy([9], 4)
+    assert {s["phase"] for s in result.steps} == {"decode"}
+
+
+def test_generate_cli_json(tiny_llm_bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = host_main(
+        [
+            "generate",
+            str(tiny_llm_bundle),
+            "--prompt-ids",
+            "1,2,3",
+            "--max-new-tokens",
+            "5",
+            "--json",
+        ]
+    )
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["tokens"] == eager_greedy([1, 2, 3], 5)
+    assert report["mode"] == "emulated"
+    assert len(report["steps"]) == 5
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--prompt-ids", "1,x"], "expected comma-separated integers"),
+        (["--prompt-ids", "1,300"], "outside the vocabulary [0, 256)"),
+        (["--prompt-ids", "1", "--max-new-tokens", "700"], "exceeds the context of 640"),
+    ],
+)
+def test_generate_bad_arguments_exit_2(
+    tiny_llm_bundle: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert host_main(["generate", str(tiny_llm_bundle), *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_generate_refuses_a_bundle_without_the_contract(llm_like_bundle: Path) -> None:
+    with pytest.raises(GenerateContractError, match="generate needs input_ids, start_pos"):
+        generate(Runner.open(llm_like_bundle), [1, 2], 2)
