@@ -100,6 +100,11 @@ def pte_tree(doc: dict[str, Any], tree: Tree | None = None) -> Tree:
     return root
 
 
+def _shape(shape: list[int | str]) -> str:
+    """`[1, seq]`: symbols unquoted, as people write them in the manifest."""
+    return "[" + ", ".join(escape(str(d)) for d in shape) + "]"
+
+
 def _ranges(p: dict[str, Any]) -> str:
     return ", ".join(
         f"{escape(sym)} {r['min']}..{r['max']} (opt {r['opt']})" for sym, r in p["dims"].items()
@@ -119,9 +124,9 @@ def bundle_tree(doc: dict[str, Any]) -> Tree:
     ion = root.add(f"io: method {escape(str(io.get('method')))}")
     for t in io.get("inputs", []):
         values = f" values [{t['values'][0]}, {t['values'][1]})" if t.get("values") else ""
-        ion.add(f"in  {escape(t['name'])}: {t['dtype']}{t['shape']}{values}")
+        ion.add(f"in  {escape(t['name'])}: {t['dtype']}{_shape(t['shape'])}{values}")
     for t in io.get("outputs", []):
-        ion.add(f"out {escape(t['name'])}: {t['dtype']}{t['shape']}")
+        ion.add(f"out {escape(t['name'])}: {t['dtype']}{_shape(t['shape'])}")
     profiles = root.add(f"profiles ({len(doc['profiles'])})")
     for p in doc["profiles"]:
         profiles.add(f"{p['index']}: [bold]{escape(p['name'])}[/bold]  {_ranges(p)}")
