@@ -1,0 +1,151 @@
+"""What this device is (arch, GPU compute capability, JetPack/L4T, CUDA, TensorRT), and whether
+a bundle's target fingerprint fits it.
+
+Facts are read from the places NVIDIA's stack puts them (`/etc/nv_tegra_release`,
+the device tree, `/usr/local/cuda/version.json`, the dpkg database, `nvidia-smi`);
+a facts file overrides any of them, for devices whose image moved things and for
+tests. `fingerprint_mismatches` is pure and shared with the host's rollout planner
+so both decide compatibility the same way.
+
+Matching rule, per field the bundle's fingerprint sets (None means "any"):
+`arch` equal; `sm` the device's compute capability is one the target lists;
+`jetpack`, `l4t`, `cuda`, `tensorrt` the device version starts with the
+bundle's dotted components (bundle "10.3" accepts device "10.3.0.30", not "10.30").
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from trt_edge_runner.agent.config import read_json_object
+
+FACT_KEYS: tuple[str, ...] = ("arch", "sm", "jetpack", "l4t", "cuda", "tensorrt")
+VERSION_KEYS: tuple[str, ...] = ("jetpack", "l4t", "cuda", "tensorrt")
+
+# Jetson SoC (device-tree "compatible") -> GPU compute capability.
+TEGRA_SM: dict[str, str] = {"tegra234": "8.7", "tegra264": "11.0", "tegra194": "7.2"}
+
+
+def version_matches(wanted: str, actual: str) -> bool:
+    """`actual` has `wanted`'s dotted components as its prefix ("10.3" fits "10.3.0.30")."""
+    want = wanted.strip().split(".")
+    have = re.split(r"[.+~-]", actual.strip())
+    return have[: len(want)] == want
+
+
+def fingerprint_mismatches(target: Mapping[str, Any], facts: Mapping[str, Any]) -> list[str]:
+    """Every reason `target` (a bundle's fingerprint) does not fit `facts`; empty when it fits."""
+    reasons: list[str] = []
+    arch = target.get("arch")
+    if arch is not None and facts.get("arch") != arch:
+        reasons.append(f"arch: bundle needs {arch}, device is {facts.get('arch')}")
+    sm = target.get("sm")
+    if sm is not None:
+        allowed = [part.strip() for part in str(sm).split(",") if part.strip()]
+        device_sm = facts.get("sm")
+        if device_sm is None or str(device_sm) not in allowed:
+            reasons.append(
+                f"sm: bundle's engines are built for compute capability {', '.join(allowed)}, "
+                f"device has {device_sm or 'no NVIDIA GPU'}"
+            )
+    for key in VERSION_KEYS:
+        wanted = target.get(key)
+        if wanted is None:
+            continue
+        actual = facts.get(key)
+        if actual is None or not version_matches(str(wanted), str(actual)):
+            reasons.append(f"{key}: bundle needs {wanted}, device has {actual or 'none'}")
+    return reasons
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _dpkg_version(package: str) -> str | None:
+    if shutil.which("dpkg-query") is None:
+        return None
+    result = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Version}", package],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    version = result.stdout.strip()
+    return version.split("-")[0].split("+")[0] if result.returncode == 0 and version else None
+
+
+def _l4t_release(text: str | None) -> str | None:
+    # "# R36 (release), REVISION: 4.3, GCID: ..." -> "36.4.3"
+    if text is None:
+        return None
+    match = re.search(r"R(\d+)\s*\(release\),\s*REVISION:\s*([\d.]+)", text)
+    return f"{match.group(1)}.{match.group(2)}" if match else None
+
+
+def _jetson_sm() -> str | None:
+    compatible = _read(Path("/proc/device-tree/compatible"))
+    if compatible is None:
+        return None
+    for soc, sm in TEGRA_SM.items():
+        if soc in compatible:
+            return sm
+    return None
+
+
+def _discrete_gpu_sm() -> str | None:
+    if shutil.which("nvidia-smi") is None:
+        return None
+    result = subprocess.run(
+        ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = result.stdout.split()
+    return lines[0].strip() if result.returncode == 0 and lines else None
+
+
+def _cuda_version() -> str | None:
+    text = _read(Path("/usr/local/cuda/version.json"))
+    if text is None:
+        return None
+    try:
+        version = json.loads(text).get("cuda", {}).get("version")
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    return str(version) if version else None
+
+
+def detect_facts() -> dict[str, str | None]:
+    """Read the facts from this machine; fields it cannot find are None."""
+    arch = platform.machine()
+    arch = {"arm64": "aarch64", "AMD64": "x86_64"}.get(arch, arch)
+    return {
+        "arch": arch,
+        "sm": _jetson_sm() or _discrete_gpu_sm(),
+        "jetpack": _dpkg_version("nvidia-jetpack"),
+        "l4t": _l4t_release(_read(Path("/etc/nv_tegra_release"))),
+        "cuda": _cuda_version(),
+        "tensorrt": _dpkg_version("tensorrt") or _dpkg_version("libnvinfer10"),
+    }
+
+
+def load_facts(override: Path | None) -> dict[str, str | None]:
+    """Detected facts; each key of the `override` JSON file (when it exists) replaces one."""
+    facts = detect_facts()
+    if override is not None and override.exists():
+        doc = read_json_object(override, "device facts")
+        for key, value in doc.items():
+            facts[key] = None if value is None else str(value)
+    return facts

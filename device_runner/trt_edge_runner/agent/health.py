@@ -1,0 +1,82 @@
+"""`health`: run every phase of the active bundle and compare with the install baseline.
+
+A device fails its gate when a phase does not run, when it is slower than its
+baseline by more than `max_latency_regression` (a fraction: 0.5 = 50 % slower),
+or when it exceeds the device's absolute `latency_budget_ms`. Both limits are
+device settings (`device.json`), or given on the command line by a rollout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from trt_edge_runner.agent.config import HealthSettings
+from trt_edge_runner.agent.errors import NothingInstalled
+from trt_edge_runner.agent.smoke import run_every_phase
+from trt_edge_runner.agent.store import DeviceStore
+
+
+@dataclass
+class PhaseHealth:
+    phase: str
+    ok: bool
+    latency_ms: float | None
+    baseline_ms: float | None
+    reason: str = ""
+
+
+@dataclass
+class HealthReport:
+    ok: bool
+    slot: str
+    name: str
+    version: str
+    settings: dict[str, Any]
+    phases: list[PhaseHealth] = field(default_factory=list)
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_health(store: DeviceStore, settings: HealthSettings, runs: int = 3) -> HealthReport:
+    state = store.load()
+    info = state.info(state.active)
+    if state.active is None or info is None:
+        raise NothingInstalled("no bundle is installed on this device; nothing to check")
+    report = HealthReport(
+        ok=True,
+        slot=state.active,
+        name=info.name,
+        version=info.version,
+        settings=asdict(settings),
+    )
+    try:
+        timings = run_every_phase(store.slot_dir(state.active), runs=runs)
+    except Exception as exc:  # a model that no longer runs is the failure health reports
+        report.ok = False
+        report.reason = f"running {info.name} {info.version} failed: {exc}"
+        return report
+    for timing in timings:
+        baseline = info.baseline_ms.get(timing.phase)
+        phase = PhaseHealth(timing.phase, True, round(timing.median_ms, 4), baseline)
+        if settings.latency_budget_ms is not None and timing.median_ms > settings.latency_budget_ms:
+            phase.ok = False
+            phase.reason = (
+                f"{timing.median_ms:.3f} ms exceeds this device's latency budget "
+                f"{settings.latency_budget_ms:g} ms"
+            )
+        elif baseline and timing.median_ms > baseline * (1.0 + settings.max_latency_regression):
+            phase.ok = False
+            phase.reason = (
+                f"{timing.median_ms:.3f} ms is {timing.median_ms / baseline - 1:.0%} slower than "
+                f"the install baseline {baseline:.3f} ms "
+                f"(allowed {settings.max_latency_regression:.0%})"
+            )
+        report.phases.append(phase)
+    failed = [p for p in report.phases if not p.ok]
+    if failed:
+        report.ok = False
+        report.reason = "; ".join(f"{p.phase}: {p.reason}" for p in failed)
+    return report

@@ -1,0 +1,165 @@
+"""The agent's on-disk layout and its single source of truth, `state.json`.
+
+    ROOT/state.json        which slot is active, which one is the rollback target, what each holds
+    ROOT/slots/A, slots/B  verified bundle directories (A/B)
+    ROOT/current           symlink to the active slot, for services that load "the model"
+    ROOT/staging/          extraction scratch space; anything here after a crash is garbage
+    ROOT/agent.lock        flock: one agent operation at a time
+
+Only a `state.json` replacement (write, fsync, rename, fsync dir) changes which
+model is active; every earlier step of an install touches only the inactive slot
+and staging. So a SIGKILL or power cut at any point leaves the old or the new
+state, whole, and `recover()` on the next start only deletes scratch and points
+`current` at whatever `state.json` says.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from trt_edge_runner.agent.durable import fsync_dir, replace_symlink, write_atomic
+from trt_edge_runner.agent.errors import AgentConfigError
+from trt_edge_runner.bundle_format import canonical_json
+
+SLOTS = ("A", "B")
+STATE_SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class SlotInfo:
+    """What a slot holds: the bundle identity and the baseline latency measured at install."""
+
+    name: str
+    version: str
+    bundle_sha256: str
+    installed_at: str
+    baseline_ms: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AgentState:
+    active: str | None = None
+    previous: str | None = None
+    slots: dict[str, SlotInfo | None] = field(default_factory=lambda: dict.fromkeys(SLOTS))
+
+    def inactive(self) -> str:
+        """The slot an install writes: never the active one."""
+        return "B" if self.active == "A" else "A"
+
+    def info(self, slot: str | None) -> SlotInfo | None:
+        return None if slot is None else self.slots.get(slot)
+
+    def to_json(self) -> bytes:
+        return canonical_json(
+            {
+                "schema": STATE_SCHEMA,
+                "active": self.active,
+                "previous": self.previous,
+                "slots": {k: None if v is None else asdict(v) for k, v in self.slots.items()},
+            }
+        )
+
+    @classmethod
+    def from_json(cls, data: bytes, source: str) -> AgentState:
+        try:
+            doc = json.loads(data)
+            slots: dict[str, SlotInfo | None] = {}
+            for slot in SLOTS:
+                raw: Any = doc["slots"].get(slot)
+                slots[slot] = None if raw is None else SlotInfo(**raw)
+            active: str | None = doc["active"]
+            previous: str | None = doc["previous"]
+            state = cls(active=active, previous=previous, slots=slots)
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            raise AgentConfigError(
+                f"{source}: agent state is damaged ({exc}); it is only ever replaced atomically, "
+                "so this file was edited by hand: restore it or reinstall"
+            ) from None
+        for named in (state.active, state.previous):
+            if named is not None and named not in SLOTS:
+                raise AgentConfigError(f"{source}: unknown slot {named!r} (expected A or B)")
+        return state
+
+    def with_slot(self, slot: str, info: SlotInfo | None) -> AgentState:
+        return replace(self, slots={**self.slots, slot: info})
+
+
+class DeviceStore:
+    """The agent's directory; methods are the only way state changes."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.state_path = root / "state.json"
+        self.slots_dir = root / "slots"
+        self.staging_dir = root / "staging"
+        self.current_link = root / "current"
+
+    def slot_dir(self, slot: str) -> Path:
+        return self.slots_dir / slot
+
+    def ensure_layout(self) -> None:
+        for directory in (self.root, self.slots_dir, self.staging_dir):
+            directory.mkdir(parents=True, exist_ok=True)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Exclusive lock for one operation; the kernel drops it if the agent dies."""
+        self.ensure_layout()
+        fd = os.open(self.root / "agent.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def load(self) -> AgentState:
+        try:
+            data = self.state_path.read_bytes()
+        except FileNotFoundError:
+            return AgentState()
+        return AgentState.from_json(data, str(self.state_path))
+
+    def save(self, state: AgentState) -> None:
+        """The commit point of every operation."""
+        write_atomic(self.state_path, state.to_json())
+
+    def link_current(self, state: AgentState) -> None:
+        if state.active is None:
+            if self.current_link.is_symlink():
+                self.current_link.unlink()
+                fsync_dir(self.root)
+            return
+        target = f"slots/{state.active}"
+        if not self.current_link.is_symlink() or os.readlink(self.current_link) != target:
+            replace_symlink(self.current_link, target)
+
+    def recover(self) -> list[str]:
+        """Bring the directory back in line with `state.json` after a crash; says what it did."""
+        actions: list[str] = []
+        self.ensure_layout()
+        for leftover in sorted(self.staging_dir.iterdir()):
+            shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+            actions.append(f"removed unfinished extraction {leftover.name}")
+        for tmp in self.root.glob(".*.tmp-*"):
+            tmp.unlink()
+            actions.append(f"removed unfinished write {tmp.name}")
+        state = self.load()
+        for slot in SLOTS:
+            unrecorded = state.slots.get(slot) is None and slot != state.active
+            if unrecorded and self.slot_dir(slot).exists():
+                shutil.rmtree(self.slot_dir(slot))
+                actions.append(f"removed partial content of inactive slot {slot}")
+        link_before = os.readlink(self.current_link) if self.current_link.is_symlink() else None
+        self.link_current(state)
+        link_after = os.readlink(self.current_link) if self.current_link.is_symlink() else None
+        if link_before != link_after:
+            actions.append(f"pointed current at {link_after}")
+        return actions

@@ -1,0 +1,73 @@
+"""`trt-edge-device install BUNDLE.tar`: verified, A/B, crash-safe install of a signed bundle."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from trt_edge_runner.agent.config import add_location_arguments
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "install",
+        help="install a signed bundle .tar into the inactive slot and switch to it",
+        description=(
+            "Verify BUNDLE.tar's signature against the trusted keys, check its target against "
+            "this device, extract it safely into the inactive A/B slot, smoke-run every phase, "
+            "then switch atomically. The previous slot is kept for `rollback`."
+        ),
+    )
+    parser.add_argument("bundle_tar", metavar="BUNDLE.tar", type=Path)
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--smoke-runs", type=int, default=3, help="timed runs per phase")
+    add_location_arguments(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from trt_edge_runner.agent.errors import AgentError
+    from trt_edge_runner.agent.facts import load_facts
+    from trt_edge_runner.agent.install import install_bundle
+    from trt_edge_runner.agent.store import DeviceStore
+
+    def say(message: str) -> None:
+        if not args.json:
+            print(message)
+
+    try:
+        facts = load_facts(args.facts)
+        result = install_bundle(
+            DeviceStore(args.root),
+            args.bundle_tar,
+            args.keys,
+            facts,
+            smoke_runs=args.smoke_runs,
+            progress=say,
+        )
+    except AgentError as exc:
+        if args.json:
+            print(json.dumps({"ok": False, "error": str(exc)}))
+        print(f"trt-edge-device install: refused: {exc}", file=sys.stderr)
+        return exc.exit_code
+    previous = result.previous
+    if args.json:
+        doc = {
+            "ok": True,
+            "slot": result.slot,
+            "name": result.name,
+            "version": result.version,
+            "previous_version": previous.version if previous else None,
+            "baseline_ms": result.baseline_ms,
+            "recovered": result.recovered,
+        }
+        print(json.dumps(doc, sort_keys=True))
+    else:
+        for action in result.recovered:
+            print(f"recovered: {action}")
+        was = f" (was {previous.name} {previous.version})" if previous else ""
+        print(f"installed {result.name} {result.version} into slot {result.slot}, active{was}")
+    return 0

@@ -1,0 +1,69 @@
+"""`trt-edge-device status [--json]`: what is active, what rollback would restore."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from trt_edge_runner.agent.config import add_location_arguments
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "status",
+        help="show the active and previous slots (and recover after a crash)",
+        description=(
+            "Show which bundle is active, which one `rollback` would restore, and this "
+            "device's facts. Also finishes the recovery of an interrupted install."
+        ),
+    )
+    parser.add_argument("--json", action="store_true", help="print as JSON")
+    add_location_arguments(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from trt_edge_runner.agent.errors import AgentError
+    from trt_edge_runner.agent.facts import load_facts
+    from trt_edge_runner.agent.store import DeviceStore
+
+    store = DeviceStore(args.root)
+    try:
+        with store.locked():
+            recovered = store.recover()
+            state = store.load()
+        facts = load_facts(args.facts)
+    except AgentError as exc:
+        print(f"trt-edge-device status: {exc}", file=sys.stderr)
+        return exc.exit_code
+    active = state.info(state.active)
+    previous = state.info(state.previous)
+    if args.json:
+        doc = {
+            "active": state.active,
+            "previous": state.previous,
+            "version": active.version if active else None,
+            "name": active.name if active else None,
+            "previous_version": previous.version if previous else None,
+            "slots": {k: asdict(v) if v else None for k, v in state.slots.items()},
+            "facts": facts,
+            "recovered": recovered,
+        }
+        print(json.dumps(doc, sort_keys=True))
+        return 0
+    for action in recovered:
+        print(f"recovered: {action}")
+    if active is None:
+        print("active:   none (nothing installed)")
+    else:
+        print(f"active:   slot {state.active}: {active.name} {active.version}")
+        print(f"          installed {active.installed_at}, baseline {active.baseline_ms}")
+    if previous is None:
+        print("previous: none (rollback unavailable)")
+    else:
+        print(f"previous: slot {state.previous}: {previous.name} {previous.version}")
+    print("facts:    " + ", ".join(f"{k}={v}" for k, v in facts.items()))
+    return 0

@@ -1,0 +1,227 @@
+"""The device agent through its real CLI (`python -m trt_edge_runner.device_cli`), on real
+signed bundle tars holding a real XNNPACK program."""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from agent.conftest import Bundles, Device  # type: ignore[import-not-found]
+from trt_edge_runner.agent.install import STEPS
+from trt_edge_runner.agent.store import DeviceStore
+from trt_edge_runner.runner import Runner
+
+
+def active_version(device: Device) -> object:
+    return device.status()["version"]
+
+
+def run_active_model(device: Device) -> str:
+    """Load whatever `current` points at with the runner and run both phases."""
+    runner = Runner.open(device.root / "current")
+    ids = np.zeros((1, 1), dtype=np.int64)
+    assert runner.run("decode", [ids, np.ones(1, dtype=np.float32)]).outputs[0].shape == (1, 1, 8)
+    ids = np.zeros((1, 9), dtype=np.int64)
+    assert runner.run("prefill", [ids, np.ones(1, dtype=np.float32)]).outputs[0].shape == (1, 9, 8)
+    return runner.manifest.version
+
+
+def test_install_makes_the_bundle_active_and_runnable(
+    device: Device, agent_bundles: Bundles
+) -> None:
+    result = device.run("install", str(agent_bundles.v1), "--json", check=True)
+    doc = json.loads(result.stdout)
+    assert doc["ok"] and doc["slot"] == "A" and doc["version"] == "1.0.0"
+    assert set(doc["baseline_ms"]) == {"decode", "prefill"}
+    status = device.status()
+    assert status["active"] == "A" and status["version"] == "1.0.0"
+    assert status["previous"] is None
+    assert run_active_model(device) == "1.0.0"
+
+
+def test_second_install_uses_the_other_slot_and_rollback_swaps_back(
+    device: Device, agent_bundles: Bundles
+) -> None:
+    device.run("install", str(agent_bundles.v1), check=True)
+    device.run("install", str(agent_bundles.v2), check=True)
+    status = device.status()
+    assert (status["active"], status["version"]) == ("B", "2.0.0")
+    assert (status["previous"], status["previous_version"]) == ("A", "1.0.0")
+    assert run_active_model(device) == "2.0.0"
+
+    device.run("rollback", check=True)
+    assert active_version(device) == "1.0.0"
+    assert run_active_model(device) == "1.0.0"
+    device.run("rollback", check=True)
+    assert active_version(device) == "2.0.0"
+
+
+def test_rollback_without_a_previous_slot_fails(device: Device, agent_bundles: Bundles) -> None:
+    device.run("install", str(agent_bundles.v1), check=True)
+    result = device.run("rollback")
+    assert result.returncode == 1
+    assert "nothing to roll back to" in result.stderr
+
+
+def test_bundle_signed_by_an_untrusted_key_is_refused(
+    device: Device, agent_bundles: Bundles
+) -> None:
+    device.run("install", str(agent_bundles.v1), check=True)
+    result = device.run("install", str(agent_bundles.other_key))
+    assert result.returncode == 1
+    assert "not trusted here" in result.stderr
+    assert active_version(device) == "1.0.0"
+
+
+def test_bundle_for_another_target_is_refused_naming_each_fact(
+    device: Device, agent_bundles: Bundles
+) -> None:
+    result = device.run("install", str(agent_bundles.orin))
+    assert result.returncode == 1
+    assert "built for target jetson-orin-nano-jp6" in result.stderr
+    assert "arch: bundle needs aarch64, device is x86_64" in result.stderr
+    assert "tensorrt: bundle needs 10.3, device has none" in result.stderr
+    assert device.status()["active"] is None
+
+
+def test_device_facts_file_makes_the_jetson_bundle_fit(
+    device: Device, agent_bundles: Bundles
+) -> None:
+    """With facts saying Orin Nano, only the arch the real program needs decides; here the
+    fingerprint passes and the install proceeds to the smoke run, which runs on this CPU."""
+    device.facts.write_text(
+        json.dumps(
+            {
+                "arch": "aarch64",
+                "sm": "8.7",
+                "jetpack": "6.2.1",
+                "l4t": "36.4.3",
+                "cuda": "12.6.68",
+                "tensorrt": "10.3.0.30",
+            }
+        )
+    )
+    result = device.run("install", str(agent_bundles.orin), check=True)
+    assert "installed tiny 1.0.0-orin into slot A" in result.stdout
+
+
+def test_failed_smoke_run_keeps_the_previous_model_active(
+    device: Device, agent_bundles: Bundles
+) -> None:
+    device.run("install", str(agent_bundles.v1), check=True)
+    result = device.run("install", str(agent_bundles.slow_to_fail))
+    assert result.returncode == 1
+    assert "smoke run of tiny 3.0.0-bad in slot B failed, previous model stays active" in (
+        result.stderr
+    )
+    assert active_version(device) == "1.0.0"
+    assert run_active_model(device) == "1.0.0"
+
+
+def _tampered_tar(source: Path, out: Path, extra: tarfile.TarInfo, data: bytes = b"") -> Path:
+    """The signed bundle tar plus one hostile member."""
+    with tarfile.open(source) as src, tarfile.open(out, "w") as dst:
+        for member in src.getmembers():
+            dst.addfile(member, src.extractfile(member) if member.isfile() else None)
+        dst.addfile(extra, io.BytesIO(data) if extra.isfile() else None)
+    return out
+
+
+def _member(
+    name: str, kind: bytes = tarfile.REGTYPE, link: str = "", size: int = 0
+) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = link
+    info.size = size
+    return info
+
+
+@pytest.mark.parametrize(
+    ("member", "message"),
+    [
+        (_member("tiny-1.0.0/../../etc/cron.d/x", size=3), "absolute path or '..'"),
+        (_member("/etc/cron.d/x", size=3), "absolute path or '..'"),
+        (_member("tiny-1.0.0/evil", tarfile.SYMTYPE, "/etc/shadow"), "is a link"),
+        (_member("tiny-1.0.0/hard", tarfile.LNKTYPE, "tiny-1.0.0/model.pte"), "is a link"),
+        (_member("tiny-1.0.0/payload.sh", size=3), "not listed in the signed bundle.json"),
+        (_member("elsewhere/x", size=3), "outside the bundle directory"),
+    ],
+)
+def test_unsafe_tar_members_are_refused_before_extraction(
+    device: Device, agent_bundles: Bundles, tmp_path: Path, member: tarfile.TarInfo, message: str
+) -> None:
+    hostile = _tampered_tar(agent_bundles.v1, tmp_path / "hostile.tar", member, b"x" * member.size)
+    result = device.run("install", str(hostile))
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert device.status()["active"] is None
+    assert not (tmp_path / "etc").exists()
+    assert list((device.root / "staging").iterdir()) == []
+
+
+def test_health_passes_then_fails_on_a_device_latency_budget(
+    device: Device, agent_bundles: Bundles
+) -> None:
+    assert device.run("health").returncode == 1  # nothing installed
+    device.run("install", str(agent_bundles.v1), check=True)
+    healthy = device.run("health", "--json", "--max-regression", "20")
+    assert healthy.returncode == 0, healthy.stderr
+    report = json.loads(healthy.stdout)
+    assert report["ok"] and [p["phase"] for p in report["phases"]] == ["decode", "prefill"]
+    assert all(p["baseline_ms"] > 0 for p in report["phases"])
+
+    # The operator gives this device a budget no model can meet: the gate must fail.
+    device.config.write_text(json.dumps({"health": {"latency_budget_ms": 0.0001}}))
+    failing = device.run("health", "--json")
+    assert failing.returncode == 1
+    report = json.loads(failing.stdout)
+    assert not report["ok"]
+    assert "exceeds this device's latency budget 0.0001 ms" in report["reason"]
+
+
+@pytest.mark.slow
+def test_sigkill_at_every_install_step_leaves_a_runnable_model_and_recovers(
+    device: Device, agent_bundles: Bundles
+) -> None:
+    """Kill the agent (SIGKILL) right after each named step of an install; the model active
+    before the commit point (`switched`) stays active, afterwards the new one; either way it
+    runs, `status` recovers the directory and the next install succeeds."""
+    device.run("install", str(agent_bundles.v1), check=True)
+    versions = {"1.0.0": agent_bundles.v1, "2.0.0": agent_bundles.v2}
+    active = "1.0.0"
+    for step in STEPS:
+        other = "2.0.0" if active == "1.0.0" else "1.0.0"
+        proc = device.popen(["install", str(versions[other])], {"TRT_EDGE_AGENT_PAUSE_AFTER": step})
+        assert proc.stderr is not None
+        seen: list[str] = []
+        while (line := proc.stderr.readline()) and f"paused after step {step}" not in line:
+            seen.append(line)  # warnings printed before the pause
+        assert line, f"agent exited before pausing at {step}: " + "".join(seen)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        proc.stdout and proc.stdout.close()
+        proc.stderr.close()
+
+        committed = STEPS.index(step) >= STEPS.index("switched")
+        expected = other if committed else active
+        state = DeviceStore(device.root).load()
+        info = state.info(state.active)
+        assert info is not None and info.version == expected, step
+        status = device.status()  # the next start: recovers
+        assert status["version"] == expected, step
+        assert run_active_model(device) == expected, step
+        assert list((device.root / "staging").iterdir()) == [], step
+        active = expected
+
+    # After all that, a plain install and a rollback still work.
+    other = "2.0.0" if active == "1.0.0" else "1.0.0"
+    device.run("install", str(versions[other]), check=True)
+    assert active_version(device) == other
+    device.run("rollback", check=True)
+    assert active_version(device) == active
