@@ -62,6 +62,13 @@ def explain_export_failure(manifest: ResolvedManifest, plan: ExportPlan, exc: Ba
                 f"symbol '{symbol}': the model only works for {symbol} = {value} but the "
                 f"profiles need [{lo}, {hi}] ({_profile_ranges(manifest, symbol)})"
             )
+    if not lines and not type(exc).__module__.startswith("torch"):
+        example = ", ".join(f"{s}={v}" for s, v in plan.example_symbols.items())
+        lines.append(
+            f"forward() raised {type(exc).__name__}: {exc} when torch.export called it with "
+            f"the export example ({example}, the top of the export domain); every shape in "
+            "the profiles must run"
+        )
     if not lines:
         named = [s for s in plan.domain if re.search(rf"\b{re.escape(s)}\b", text)]
         if any(marker in text for marker in _DATA_DEPENDENT):
