@@ -81,3 +81,10 @@ def test_catalog_refuses_duplicates_and_unknown_fields(tmp_path: Path) -> None:
     broken.write_text("{")
     with pytest.raises(CatalogError, match=r"catalog\.json:1:2"):
         load_catalog(broken)
+
+
+def test_every_catalog_image_has_a_folder_under_images() -> None:
+    images = Path(__file__).resolve().parents[2] / "images"
+    for target in load_catalog():
+        for image in (target.builder_image, target.runtime_image):
+            assert (images / image).is_dir(), f"{target.id}: images/{image}/ is missing"
