@@ -1,0 +1,251 @@
+"""Run a rollout: read the bundle, plan the waves, run `ansible-playbook` once per wave, stop
+when the failure threshold is crossed, and turn the devices' JSON reports into the report.
+
+The work directory keeps everything Ansible saw (playbook, vars, hosts per wave,
+logs, per-device reports), so a rollout can be audited after the fact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trt_edge_runner.agent.errors import AgentError
+from trt_edge_runner.agent.tarball import open_bundle_tar
+from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
+from trt_edge_runner.signature import SignatureError, parse_canonical_manifest
+
+from trt_edge.fleet.errors import RolloutError
+from trt_edge.fleet.inventory import ansible_tool, load_inventory
+from trt_edge.fleet.plan import RolloutPlan
+from trt_edge.fleet.playbook import playbook_yaml
+from trt_edge.fleet.report import DeviceResult, RolloutReport
+from trt_edge.fleet.schedule import Schedule, plan_waves, threshold_crossed
+
+
+@dataclass(frozen=True)
+class BundleFacts:
+    tar: Path
+    manifest: BundleManifest
+
+
+def read_bundle(path: Path, workdir: Path) -> BundleFacts:
+    """The bundle `.tar` to ship (a directory is packed first) and its manifest."""
+    if path.is_dir():
+        from trt_edge.build.bundle_tar import write_bundle_tar
+
+        path = write_bundle_tar(path, workdir / f"{path.name}.tar")
+    if not path.exists():
+        raise RolloutError(f"{path}: bundle not found (the plan's `bundle:`)")
+    try:
+        with open_bundle_tar(path) as bundle_tar:
+            document = bundle_tar.read_document(BUNDLE_JSON)
+        manifest = parse_canonical_manifest(document, f"{path}:{BUNDLE_JSON}")
+    except (AgentError, SignatureError) as exc:
+        raise RolloutError(str(exc)) from None
+    return BundleFacts(path, manifest)
+
+
+def _float(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _delta_seconds(delta: Any) -> float | None:
+    """Ansible's command `delta` ("0:00:01.234567") in seconds."""
+    if not isinstance(delta, str) or delta.count(":") != 2:
+        return None
+    hours, minutes, seconds = delta.split(":")
+    return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+
+
+def _json(text: Any) -> dict[str, Any]:
+    if not isinstance(text, str) or not text.strip():
+        return {}
+    try:
+        doc = json.loads(text.strip().splitlines()[-1])
+    except json.JSONDecodeError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _last_line(text: Any) -> str:
+    lines = [line for line in str(text or "").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def device_result(host: str, wave: int, raw: dict[str, Any] | None, log: Path) -> DeviceResult:
+    """One device's outcome from the JSON it reported (or its absence: unreachable)."""
+    if raw is None:
+        return DeviceResult(
+            host, "unreachable", wave, reason=f"no report from the device; see {log}"
+        )
+    before, after = _json(raw.get("before")), _json(raw.get("after"))
+    result = DeviceResult(
+        host=host,
+        result="updated",
+        wave=wave,
+        old_version=before.get("version"),
+        new_version=after.get("version"),
+        install_seconds=_delta_seconds(raw.get("install_delta")),
+        health_seconds=_delta_seconds(raw.get("health_delta")),
+    )
+    t0, t1 = _float(raw.get("t0")), _float(raw.get("t1"))
+    if t0 is not None and t1 is not None:
+        result.seconds = round(t1 - t0, 3)
+    failed = str(raw.get("failed")).lower() == "true"
+    stage = raw.get("stage")
+    if not failed:
+        return result
+    if stage == "health":
+        health = _json(raw.get("health_stdout"))
+        reason = health.get("reason") or _last_line(raw.get("health_stderr"))
+        rolled_back = str(raw.get("rollback_rc")) == "0"
+        result.result = "rolled_back" if rolled_back else "failed"
+        rollback_error = _last_line(raw.get("rollback_stderr"))
+        suffix = "" if rolled_back else f"; rollback failed: {rollback_error}"
+        result.reason = f"health gate failed: {reason}{suffix}"
+    elif stage == "install":
+        result.result = "failed"
+        reason = _last_line(raw.get("install_stderr")) or raw.get("failed_msg")
+        result.reason = f"install refused, previous model kept: {reason}"
+    else:
+        result.result = "failed"
+        result.reason = f"{raw.get('failed_task') or stage}: {raw.get('failed_msg')}"
+    return result
+
+
+def _ansible_env(plan: RolloutPlan, workdir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "ANSIBLE_FORKS": str(plan.forks),
+            "ANSIBLE_RETRY_FILES_ENABLED": "False",
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_PYTHON_INTERPRETER": env.get("ANSIBLE_PYTHON_INTERPRETER", "auto_silent"),
+            "ANSIBLE_LOCAL_TEMP": str(workdir / "ansible-tmp"),
+        }
+    )
+    return env
+
+
+def run_rollout(
+    plan: RolloutPlan,
+    inventory: Path,
+    *,
+    dry_run: bool = False,
+    workdir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> RolloutReport:
+    say = progress or (lambda _m: None)
+    workdir = workdir or Path(tempfile.mkdtemp(prefix="trt-edge-rollout-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    bundle = read_bundle(plan.bundle, workdir)
+    manifest = bundle.manifest
+    devices = load_inventory(inventory)
+    schedule: Schedule = plan_waves(devices, manifest.target, plan.groups, plan.waves)
+    report = RolloutReport(
+        bundle=str(bundle.tar),
+        name=manifest.name,
+        version=manifest.version,
+        target=manifest.target,
+        dry_run=dry_run,
+        waves=[[d.name for d in wave] for wave in schedule.waves],
+    )
+    for skipped in schedule.skipped:
+        report.devices.append(DeviceResult(skipped.device.name, "skipped", reason=skipped.reason))
+    playbook = workdir / "rollout.yml"
+    playbook.write_text(playbook_yaml(), encoding="utf-8")
+    extra = {
+        "trt_edge_bundle_src": str(bundle.tar.resolve()),
+        "trt_edge_bundle_name": bundle.tar.name,
+        "trt_edge_remote_dir": plan.remote_dir,
+        "trt_edge_cli": plan.device_cli,
+        "trt_edge_max_regression": plan.health.max_latency_regression,
+        "trt_edge_runs": plan.health.runs,
+    }
+    say(
+        f"{manifest.name} {manifest.version} for {manifest.target.get('id', '?')}: "
+        f"{schedule.eligible} eligible, {len(schedule.skipped)} skipped, "
+        f"waves {[len(w) for w in schedule.waves]}"
+    )
+    env = _ansible_env(plan, workdir)
+    (workdir / "ansible-tmp").mkdir(exist_ok=True)
+    failed = attempted = 0
+    for number, wave in enumerate(schedule.waves, start=1):
+        hosts_file = workdir / f"wave-{number}.hosts"
+        hosts_file.write_text("".join(f"{d.name}\n" for d in wave), encoding="utf-8")
+        vars_file = workdir / f"wave-{number}.vars.json"
+        report_dir = workdir / f"wave-{number}-reports"
+        report_dir.mkdir(exist_ok=True)
+        vars_file.write_text(
+            json.dumps({**extra, "trt_edge_wave": number, "trt_edge_report_dir": str(report_dir)}),
+            encoding="utf-8",
+        )
+        command = [
+            ansible_tool("ansible-playbook"),
+            "-i",
+            str(inventory),
+            str(playbook),
+            "--limit",
+            f"@{hosts_file}",
+            "-e",
+            f"@{vars_file}",
+        ]
+        if dry_run or report.halted:
+            reason = "dry run" if dry_run else f"not attempted: {report.halt_reason}"
+            for device in wave:
+                outcome = "planned" if dry_run else "not_attempted"
+                report.devices.append(DeviceResult(device.name, outcome, number, reason=reason))
+            if dry_run and number == 1:
+                _syntax_check(command, env, workdir)
+            continue
+        say(f"wave {number}: {len(wave)} device(s): {', '.join(d.name for d in wave[:5])}…")
+        log = workdir / f"wave-{number}.log"
+        with log.open("w", encoding="utf-8") as out:
+            subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
+        report.waves_run = number
+        for device in wave:
+            raw = _read_report(report_dir / f"{device.name}.json")
+            result = device_result(device.name, number, raw, log)
+            report.devices.append(result)
+            attempted += 1
+            if result.result != "updated":
+                failed += 1
+        if threshold_crossed(plan.failure_threshold, failed, attempted):
+            report.halted = True
+            report.halt_reason = (
+                f"{failed} of {attempted} device(s) failed by wave {number}, more than the "
+                f"failure threshold {plan.failure_threshold}; later waves not started"
+            )
+            say(f"HALT: {report.halt_reason}")
+    return report
+
+
+def _read_report(path: Path) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _syntax_check(command: list[str], env: dict[str, str], workdir: Path) -> None:
+    """`ansible-playbook --syntax-check`: a dry run proves the rendered playbook parses."""
+    result = subprocess.run(
+        [*command, "--syntax-check"], capture_output=True, text=True, env=env, check=False
+    )
+    if result.returncode != 0:
+        raise RolloutError(
+            f"{workdir / 'rollout.yml'}: rendered playbook fails ansible-playbook "
+            f"--syntax-check:\n{result.stdout}{result.stderr}",
+            exit_code=1,
+        )

@@ -1,0 +1,129 @@
+"""The rollout plan: a YAML document a person reads and diffs, validated by pydantic.
+
+    bundle: dist/tiny-2.0.0.tar        # signed bundle .tar (relative to this file)
+    groups: [edge]                     # inventory groups; default: every host
+    waves: [1, "10%", "50%", "100%"]   # cumulative: a count or a percentage of eligible devices
+    health:
+      max_latency_regression: 0.5      # fail a device 50 % slower than its install baseline
+      runs: 3
+    failure_threshold: 0               # stop before the next wave when failures exceed this
+                                       # (a count, or "10%" of the devices attempted so far)
+    remote_dir: /var/tmp/trt-edge      # where the bundle is copied on each device
+    device_cli: trt-edge-device
+    forks: 10
+
+Errors name the plan file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from trt_edge.fleet.errors import RolloutError
+
+_PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
+
+WaveSpec = int | str
+
+
+def parse_amount(value: WaveSpec, what: str) -> tuple[str, float]:
+    """("count", n) or ("percent", p) from `3` or `"10%"`; ValueError naming `what`."""
+    if isinstance(value, bool):
+        raise ValueError(f"{what}: expected a count or a percentage like '10%', got {value!r}")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"{what}: a count cannot be negative ({value})")
+        return ("count", float(value))
+    match = _PERCENT.match(value)
+    if not match:
+        raise ValueError(f"{what}: expected a count or a percentage like '10%', got {value!r}")
+    percent = float(match.group(1))
+    if percent > 100:
+        raise ValueError(f"{what}: {value} is more than 100%")
+    return ("percent", percent)
+
+
+class HealthGate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_latency_regression: Annotated[float, Field(ge=0)] = 0.5
+    runs: Annotated[int, Field(ge=1, le=100)] = 3
+
+
+class RolloutPlan(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    bundle: Path
+    groups: list[str] = Field(default_factory=lambda: ["all"])
+    waves: list[WaveSpec] = Field(default_factory=lambda: list[WaveSpec](["100%"]), min_length=1)
+    health: HealthGate = Field(default_factory=HealthGate)
+    failure_threshold: WaveSpec = 0
+    remote_dir: str = "/var/tmp/trt-edge"
+    device_cli: str = "trt-edge-device"
+    forks: Annotated[int, Field(ge=1, le=500)] = 10
+
+    @field_validator("waves")
+    @classmethod
+    def _waves(cls, waves: list[WaveSpec]) -> list[WaveSpec]:
+        for i, wave in enumerate(waves):
+            parse_amount(wave, f"wave {i + 1}")
+        return waves
+
+    @field_validator("failure_threshold")
+    @classmethod
+    def _threshold(cls, value: WaveSpec) -> WaveSpec:
+        parse_amount(value, "failure_threshold")
+        return value
+
+
+def _line_of(node: Any, path: tuple[Any, ...]) -> int | None:
+    """1-based line of the YAML node at `path` (or of its closest parent), for messages."""
+    import yaml
+
+    line = node.start_mark.line + 1 if node is not None else None
+    for key in path:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if k.value == key), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            match = node.value[key]
+        else:
+            match = None
+        if match is None:
+            break
+        node = match
+        line = node.start_mark.line + 1
+    return line
+
+
+def load_plan(path: Path) -> RolloutPlan:
+    """Read and validate `path`; RolloutError lists every problem as FILE:LINE: field: message."""
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RolloutError(f"{path}: cannot read rollout plan: {exc.strerror}") from None
+    try:
+        doc = yaml.safe_load(text)
+        root = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        raise RolloutError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(doc, dict):
+        raise RolloutError(f"{path}: a rollout plan is a mapping with at least `bundle:`")
+    try:
+        plan = RolloutPlan.model_validate(doc)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            field = ".".join(str(p) for p in loc) or "(top)"
+            line = _line_of(root, loc)
+            lines.append(f"{path}:{line}: {field}: {err['msg']}")
+        raise RolloutError("invalid rollout plan:\n  " + "\n  ".join(lines)) from None
+    if not plan.bundle.is_absolute():
+        plan = plan.model_copy(update={"bundle": (path.parent / plan.bundle).resolve()})
+    return plan

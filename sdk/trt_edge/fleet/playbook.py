@@ -1,0 +1,142 @@
+"""The per-wave playbook, rendered as data and written as YAML.
+
+One play over the wave's hosts (chosen with `--limit @hosts-file`); per device:
+record the status, copy the bundle, `trt-edge-device install`, `health`; a
+device whose health gate fails after installing rolls back (`rescue`); every
+device writes one JSON report back to the controller (`always`, delegated to
+localhost), which is how Python learns each device's outcome without parsing
+Ansible's console output. Ansible runs the wave's hosts in parallel (`forks`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+REPORT_VARS: dict[str, str] = {
+    "host": "{{ inventory_hostname }}",
+    "stage": "{{ trt_edge_stage }}",
+    "failed": "{{ trt_edge_failed | default(false) }}",
+    "failed_task": "{{ ansible_failed_task.name | default('') }}",
+    "failed_msg": "{{ ansible_failed_result.msg | default('') }}",
+    "before": "{{ trt_edge_before.stdout | default('') }}",
+    "install_stdout": "{{ trt_edge_install.stdout | default('') }}",
+    "install_stderr": "{{ trt_edge_install.stderr | default('') }}",
+    "install_delta": "{{ trt_edge_install.delta | default('') }}",
+    "health_stdout": "{{ trt_edge_health.stdout | default('') }}",
+    "health_stderr": "{{ trt_edge_health.stderr | default('') }}",
+    "health_delta": "{{ trt_edge_health.delta | default('') }}",
+    "rollback_rc": "{{ trt_edge_rollback.rc | default(-1) }}",
+    "rollback_stderr": "{{ trt_edge_rollback.stderr | default('') }}",
+    "after": "{{ trt_edge_after.stdout | default('') }}",
+    "t0": "{{ trt_edge_t0 }}",
+    "t1": "{{ now(utc=true).timestamp() }}",
+}
+
+
+def _stage(name: str) -> dict[str, Any]:
+    return {"name": f"stage: {name}", "ansible.builtin.set_fact": {"trt_edge_stage": name}}
+
+
+def render_playbook() -> list[dict[str, Any]]:
+    """The playbook as data; the rollout's values arrive as extra vars (`-e @vars.json`)."""
+    cli = "{{ trt_edge_cli }}"
+    bundle = "{{ trt_edge_remote_dir }}/{{ trt_edge_bundle_name }}"
+    return [
+        {
+            "name": "trt-edge rollout, wave {{ trt_edge_wave }}",
+            "hosts": "all",
+            "gather_facts": False,
+            "tasks": [
+                {
+                    "name": "record the start",
+                    "ansible.builtin.set_fact": {
+                        "trt_edge_t0": "{{ now(utc=true).timestamp() }}",
+                        "trt_edge_stage": "status",
+                    },
+                },
+                {
+                    "name": "install and health-check the bundle",
+                    "block": [
+                        {
+                            "name": "status before",
+                            "ansible.builtin.command": f"{cli} status --json",
+                            "register": "trt_edge_before",
+                            "changed_when": False,
+                        },
+                        _stage("copy"),
+                        {
+                            "name": "bundle directory",
+                            "ansible.builtin.file": {
+                                "path": "{{ trt_edge_remote_dir }}",
+                                "state": "directory",
+                                "mode": "0755",
+                            },
+                        },
+                        {
+                            "name": "copy the bundle",
+                            "ansible.builtin.copy": {
+                                "src": "{{ trt_edge_bundle_src }}",
+                                "dest": bundle,
+                                "mode": "0644",
+                            },
+                        },
+                        _stage("install"),
+                        {
+                            "name": "install (verify, A/B, smoke-run, switch)",
+                            "ansible.builtin.command": f"{cli} install {bundle} --json",
+                            "register": "trt_edge_install",
+                        },
+                        _stage("health"),
+                        {
+                            "name": "health gate",
+                            "ansible.builtin.command": (
+                                f"{cli} health --json --max-regression "
+                                "{{ trt_edge_max_regression }} --runs {{ trt_edge_runs }}"
+                            ),
+                            "register": "trt_edge_health",
+                        },
+                        _stage("done"),
+                    ],
+                    "rescue": [
+                        {
+                            "name": "roll back a device that failed its health gate",
+                            "ansible.builtin.command": f"{cli} rollback --json",
+                            "register": "trt_edge_rollback",
+                            "when": "trt_edge_stage == 'health'",
+                            "failed_when": False,
+                        },
+                        {
+                            "name": "mark the device failed",
+                            "ansible.builtin.set_fact": {"trt_edge_failed": True},
+                        },
+                    ],
+                    "always": [
+                        {
+                            "name": "status after",
+                            "ansible.builtin.command": f"{cli} status --json",
+                            "register": "trt_edge_after",
+                            "changed_when": False,
+                            "failed_when": False,
+                        },
+                        {
+                            "name": "report to the controller",
+                            "ansible.builtin.copy": {
+                                "content": "{{ trt_edge_report | to_json }}",
+                                "dest": "{{ trt_edge_report_dir }}/{{ inventory_hostname }}.json",
+                                "mode": "0644",
+                            },
+                            "delegate_to": "localhost",
+                            "vars": {"trt_edge_report": REPORT_VARS},
+                        },
+                    ],
+                },
+            ],
+        }
+    ]
+
+
+def playbook_yaml() -> str:
+    import yaml
+
+    header = "# Rendered by `trt-edge rollout`; one run per wave (--limit @wave-N.hosts).\n"
+    return header + yaml.safe_dump(render_playbook(), sort_keys=False, width=100)
