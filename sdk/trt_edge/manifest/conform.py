@@ -106,13 +106,15 @@ def _message(err: Any, path: JsonPath, data: Any, locations: LocationIndex) -> s
         message = f"expected {_TYPE_ERRORS[kind]}, got {describe(value, raw)}"
         if kind == "string_type" and isinstance(value, int | float) and raw is not None:
             message += f'; quote it to keep it text: "{raw}"'
+        if kind == "list_type" and isinstance(value, str | int):
+            message += f"; write a list, e.g. [{value}]"
         return message
     if kind == "string_pattern_mismatch":
         tail = tuple(str(p) for p in path[-2:])
         pattern_hint = _PATTERN_HINTS.get((tail[0], tail[1])) if len(tail) == 2 else None
         return f"{describe(value, raw)} is not allowed here: use {pattern_hint or err['msg']}"
     if kind in ("too_short", "too_long") and path and path[-1] == "values":
-        return f"expected [low, high) with exactly two integers, got {len(value or [])} items"
+        return f"expected [low, high) with exactly two integers, got {len(value or [])} item(s)"
     if kind == "too_short" and path == ("inputs",):
         return "at least one input is needed: list forward()'s arguments in order"
     if kind == "string_too_short":
@@ -199,7 +201,11 @@ def check_schema(
             )
         else:
             message = _message(err, path, data, locations)
-        if err["type"] == "missing":
+        if "[key]" in err["loc"]:
+            key = err.get("input")
+            message = f'keys here must be text, got {describe(key)}; quote it: "{key}"'
+            pos = locations.key(path)
+        elif err["type"] == "missing":
             pos = locations.key(path[:-1]) if path[:-1] else locations.value(())
         elif err["type"] == "extra_forbidden":
             pos = locations.key(path)

@@ -59,6 +59,9 @@ class SemanticChecker:
         self.manifest_dir = manifest_dir
         self.catalog = catalog
         self.diagnostics: list[Diagnostic] = []
+        # False when some input's shape could not be read: "unknown symbol" would then
+        # be a guess, and the broken shape is already reported.
+        self.inputs_complete = True
 
     # ---- reporting -------------------------------------------------------
     def report(
@@ -142,6 +145,9 @@ class SemanticChecker:
         """Checks each input; returns the symbols used in shapes with where each first appears."""
         symbols: dict[str, JsonPath] = {}
         inputs = self.section("inputs")
+        self.inputs_complete = isinstance(inputs, list) and all(
+            isinstance(spec, dict) and isinstance(spec.get("shape"), list) for spec in inputs
+        )
         if not isinstance(inputs, list):
             return symbols
         seen: dict[str, int] = {}
@@ -259,7 +265,7 @@ class SemanticChecker:
                 continue
             label = f"profile {name!r}" if isinstance(name, str) else f"profiles[{i}]"
             for symbol in dims:
-                if isinstance(symbol, str) and symbol not in symbols:
+                if self.inputs_complete and isinstance(symbol, str) and symbol not in symbols:
                     hint = did_you_mean(symbol, list(symbols))
                     known = ", ".join(symbols) or "none (every input shape is static)"
                     self.report(
@@ -323,8 +329,10 @@ class SemanticChecker:
         for phase, ref in phases.items():
             path: JsonPath = ("runtime", "phases", phase)
             if not isinstance(phase, str) or not phase:
-                self.report(path, "phase names must be non-empty strings", at_key=True)
-                continue
+                all_resolved = False
+                if phase == "":
+                    self.report(path, "phase names must not be empty", at_key=True)
+                continue  # a non-text key is the schema step's to report
             index = self.resolve_ref(path, ref, policy, profile_names, count)
             if index is not None:
                 used.add(index)
