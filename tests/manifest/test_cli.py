@@ -133,3 +133,38 @@ def test_help_and_validate_import_no_heavy_library() -> None:
         heavy = sorted(m for m in loaded if m.split(".")[0] in HEAVY)
         assert heavy == [], f"trt-edge {' '.join(argv)} imported {heavy}"
         assert "trt_edge.manifest" in loaded or argv == ["--help"]
+
+
+def test_validate_colours_its_report_on_a_terminal(base_text: str, write_manifest: Writer) -> None:
+    """On a TTY the same lines come out coloured by rich (and stay plain in a pipe)."""
+    import os
+    import pty
+
+    path = write_manifest(base_text.replace("opt: 128", "opt: 1024"))
+    leader, follower = pty.openpty()
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "200"}
+    env.pop("NO_COLOR", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "trt_edge", "validate", str(path)],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+        cwd=REPO,
+        check=False,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    out = b"".join(chunks).decode()
+    assert proc.returncode == 1
+    assert "\x1b[" in out, "expected ANSI colour codes on a terminal"
+    assert "opt 1024 is above max 512: need min <= opt <= max" in out
