@@ -8,6 +8,7 @@ A device's facts — what its bundle must fit — come from its host variables:
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
@@ -15,9 +16,12 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trt_edge.fleet.errors import RolloutError
+
+if TYPE_CHECKING:
+    from trt_edge.targets import TargetCatalog
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,13 @@ def ansible_tool(name: str) -> str:
     return found
 
 
+@functools.cache
+def _catalog() -> TargetCatalog:
+    from trt_edge.targets import load_catalog
+
+    return load_catalog()
+
+
 def facts_from_hostvars(hostvars: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """(facts, problem): from `trt_edge_facts`, else `trt_edge_target` via the catalog."""
     facts = hostvars.get("trt_edge_facts")
@@ -52,15 +63,18 @@ def facts_from_hostvars(hostvars: Mapping[str, Any]) -> tuple[dict[str, Any] | N
     target_id = hostvars.get("trt_edge_target")
     if target_id is None:
         return None, "no trt_edge_facts or trt_edge_target host variable"
-    from trt_edge.targets import load_catalog
+    return _target_facts(str(target_id))
 
-    catalog = load_catalog()
+
+@functools.cache
+def _target_facts(target_id: str) -> tuple[dict[str, Any] | None, str]:
+    """Facts a device of catalog target `target_id` has (its fingerprint, first SM)."""
+    catalog = _catalog()
     if target_id not in catalog:
         return None, f"trt_edge_target {target_id!r} is not in the target catalog"
-    target = catalog.get(str(target_id))
-    fingerprint = target.fingerprint()
+    target = catalog.get(target_id)
     sm = target.sm_list()
-    return {**fingerprint, "sm": sm[0] if sm else None}, ""
+    return {**target.fingerprint(), "sm": sm[0] if sm else None}, ""
 
 
 def devices_from_inventory_json(doc: Mapping[str, Any]) -> list[Device]:

@@ -58,15 +58,22 @@ def plan_waves(
     wanted = set(groups)
     eligible: list[Device] = []
     skipped: list[Skipped] = []
+    # A fleet has few distinct hardware/software configurations: decide each once.
+    verdicts: dict[tuple[tuple[str, Any], ...], str] = {}
     for device in devices:
         if wanted.isdisjoint(device.groups):
             continue
         if device.facts is None:
             skipped.append(Skipped(device, f"facts unknown: {device.facts_problem}"))
             continue
-        reasons = fingerprint_mismatches(target, device.facts)
-        if reasons:
-            skipped.append(Skipped(device, "fingerprint mismatch: " + "; ".join(reasons)))
+        key = tuple(sorted(device.facts.items()))
+        verdict = verdicts.get(key)
+        if verdict is None:
+            reasons = fingerprint_mismatches(target, device.facts)
+            verdict = "fingerprint mismatch: " + "; ".join(reasons) if reasons else ""
+            verdicts[key] = verdict
+        if verdict:
+            skipped.append(Skipped(device, verdict))
             continue
         eligible.append(device)
     waves: list[tuple[Device, ...]] = []

@@ -1,0 +1,82 @@
+"""Planning a rollout over a 10,000-device inventory (fingerprint matching + waves); goal < 1 s.
+
+Measured side by side in one run: 1,000 vs 10,000 devices (linear scaling is the
+expectation), the inventory-to-devices conversion of `ansible-inventory --list`
+JSON, and the planner alone. Run: `.venv/bin/python benchmarks/bench_fleet.py`.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+from trt_edge.fleet.inventory import devices_from_inventory_json
+from trt_edge.fleet.schedule import plan_waves
+
+ORIN = {
+    "id": "jetson-orin-nano-jp6",
+    "arch": "aarch64",
+    "sm": "8.7",
+    "jetpack": "6.2",
+    "l4t": "36.4.3",
+    "cuda": "12.6",
+    "tensorrt": "10.3",
+}
+FLEET_MIX: list[dict[str, Any]] = [
+    {"trt_edge_target": "jetson-orin-nano-jp6"},
+    {"trt_edge_facts": {**{k: v for k, v in ORIN.items() if k != "id"}, "tensorrt": "10.3.0.30"}},
+    {"trt_edge_facts": {"arch": "aarch64", "sm": "8.7", "jetpack": "5.1.3", "l4t": "35.5.0"}},
+    {"trt_edge_facts": {"arch": "x86_64", "sm": "8.9", "cuda": "12.6", "tensorrt": "10.3"}},
+    {"trt_edge_target": "jetson-orin-nx-jp6"},
+]
+WAVES: list[int | str] = [1, "1%", "10%", "50%", "100%"]
+
+
+def inventory(n: int) -> dict[str, Any]:
+    """`ansible-inventory --list`-shaped JSON: 4 site groups under `edge`, mixed facts."""
+    names = [f"device-{i:05d}" for i in range(n)]
+    doc: dict[str, Any] = {
+        "_meta": {"hostvars": {h: FLEET_MIX[i % len(FLEET_MIX)] for i, h in enumerate(names)}},
+        "all": {"children": ["ungrouped", "edge"]},
+        "edge": {"children": [f"site{s}" for s in range(4)]},
+    }
+    for s in range(4):
+        doc[f"site{s}"] = {"hosts": names[s::4]}
+    return doc
+
+
+def best_of(repeats: int, fn: Any) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    results: dict[int, tuple[float, float, int, int]] = {}
+    for n in (1_000, 10_000):
+        doc = inventory(n)
+        devices = devices_from_inventory_json(doc)
+        load_s = best_of(5, lambda doc=doc: devices_from_inventory_json(doc))
+        plan_s = best_of(5, lambda d=devices: plan_waves(d, ORIN, ["edge"], WAVES))
+        schedule = plan_waves(devices, ORIN, ["edge"], WAVES)
+        results[n] = (load_s, plan_s, schedule.eligible, len(schedule.skipped))
+    for n, (load_s, plan_s, eligible, skipped) in results.items():
+        print(
+            f"{n:>6} devices: inventory->devices {load_s * 1000:7.1f} ms, "
+            f"plan (fingerprints + waves) {plan_s * 1000:7.1f} ms, "
+            f"{eligible} eligible / {skipped} skipped"
+        )
+    plan_10k = results[10_000][1]
+    total_10k = sum(results[10_000][:2])
+    print(f"10k planning vs 1 s goal: {plan_10k:.3f} s ({plan_10k:.0%} of the budget)")
+    print(f"10k inventory conversion + planning: {total_10k:.3f} s")
+    if plan_10k >= 1.0:
+        raise SystemExit("planning 10,000 devices took >= 1 s: goal missed")
+
+
+if __name__ == "__main__":
+    main()
