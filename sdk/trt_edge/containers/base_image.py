@@ -142,10 +142,11 @@ def make_base(
             'CMD ["/bin/bash"]',
         ]
         repository, tag = recipe.tag.split(":", 1)
-        with tar_path.open("rb") as handle:
-            client.api.import_image_from_stream(
-                handle, repository=repository, tag=tag, changes=changes
-            )
+        # From a file (sent with a Content-Length): this engine rejects the chunked
+        # upload `import_image_from_stream` makes ("invalid byte in chunk length").
+        client.api.import_image_from_file(
+            str(tar_path), repository=repository, tag=tag, changes=changes
+        )
     image = client.images.get(recipe.tag)
     image.tag(recipe.repository, "latest")
     return recipe.tag

@@ -205,8 +205,9 @@ def _lines(container: Container) -> Iterator[str]:
         yield buffer.decode("utf-8", "replace")
 
 
-class _Terminated(Exception):
-    """SIGTERM arrived during a container build: unwind so `finally` removes the container."""
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM during a container build: unwind like Ctrl-C, so `finally` removes the
+    container and the CLI reports "interrupted" (exit 130) instead of a traceback."""
 
 
 @contextmanager

@@ -106,7 +106,7 @@ def resolve_base(
     if base is None and spec.local_base:
         recipe = base_image.load_recipe()
         if not base_image.base_exists(client, recipe):
-            progress(f"no local base {recipe.tag}: making it with debootstrap (about a minute)")
+            progress(f"no local base {recipe.tag}: making it with debootstrap (a few minutes)")
             base_image.make_base(client, recipe, progress=progress)
         base = recipe.tag
     reference = base or spec.default_base
@@ -212,6 +212,12 @@ def build_image(
     """
     from trt_edge.containers.engine import connect
 
+    spec = catalog.load_spec(name)  # bad input fails before any engine is needed
+    if not spec.buildable_here:
+        raise ImageBuildError(
+            f"image {name!r} cannot be built on this machine: {spec.not_buildable_reason}",
+            exit_code=2,
+        )
     client = client or connect()
     started = time.monotonic()
     the_plan = plan(client, name, base=base, progress=progress)

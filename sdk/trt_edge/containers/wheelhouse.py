@@ -185,7 +185,7 @@ def _arch(platform_tag: str) -> str:
 
 def _platform_matches(filename: str, pip: PipPlatform) -> bool:
     """Whether a wheel fits the image: pure wheels always; others by CPU arch and Python tag."""
-    python_tag, _abi, platform_tags = filename[: -len(".whl")].split("-")[-3:]
+    python_tag, abi, platform_tags = filename[: -len(".whl")].split("-")[-3:]
     if platform_tags == "any":
         return True
     if not pip.platforms:
@@ -194,5 +194,17 @@ def _platform_matches(filename: str, pip: PipPlatform) -> bool:
         return _arch(platform_tags.split(".")[0]) == platform.machine()
     wanted_arch = {_arch(p) for p in pip.platforms}
     arch_ok = any(_arch(tag) in wanted_arch for tag in platform_tags.split("."))
-    cp = "cp" + pip.python_version.replace(".", "")
-    return arch_ok and (cp in python_tag.split(".") or python_tag.startswith("py"))
+    return arch_ok and _python_matches(python_tag, abi, pip.python_version)
+
+
+def _python_matches(python_tag: str, abi: str, python_version: str) -> bool:
+    """cp312 wheels for 3.12; abi3 wheels built for 3.N work on every later 3.M (PEP 384)."""
+    wanted = int(python_version.replace(".", "")[1:] or 0)
+    for tag in python_tag.split("."):
+        if tag.startswith("py"):
+            return True
+        if tag.startswith("cp") and tag[2:].isdigit():
+            built = int(tag[3:])
+            if built == wanted or (abi == "abi3" and built <= wanted):
+                return True
+    return False

@@ -1,0 +1,159 @@
+"""The CPU images, built for real by the session fixtures, and `trt-edge images`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from trt_edge import __version__
+from trt_edge.containers import catalog
+from trt_edge.containers.images import ImageRef, build_image, list_images
+from trt_edge.containers.lockfile import parse_lock
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+pytestmark = pytest.mark.docker
+
+
+def run_in(client: DockerClient, image: str, *command: str) -> str:
+    output: bytes = client.containers.run(
+        image, list(command), entrypoint=[], remove=True, network_mode="none"
+    )
+    return output.decode()
+
+
+def test_runtime_image_carries_the_runner_and_its_locked_stack(
+    docker_client: DockerClient, runtime_image: str
+) -> None:
+    out = run_in(
+        docker_client,
+        runtime_image,
+        "trt-edge-python",
+        "-c",
+        "import trt_edge_runner, executorch.runtime, numpy, cryptography, torch; "
+        "print(numpy.__version__, torch.__version__)",
+    )
+    assert out.split()[-2:] == ["2.4.6", "2.13.0+cpu"]
+    assert "usage" in run_in(docker_client, runtime_image, "trt-edge-device", "--help").lower()
+
+
+def test_runtime_image_labels_name_the_lock_and_version(runtime_image_ref: ImageRef) -> None:
+    spec = catalog.load_spec("cpu-runtime")
+    labels = runtime_image_ref.labels
+    assert labels[catalog.LABEL_LOCK] == parse_lock(spec.lock_file).sha256()
+    assert labels[catalog.LABEL_VERSION] == __version__
+    assert labels[catalog.LABEL_IMAGE] == "cpu-runtime"
+    assert labels[catalog.LABEL_ROLE] == "runtime"
+    assert runtime_image_ref.tag.startswith("trt-edge/cpu-runtime:")
+
+
+def test_building_again_reuses_the_current_image(
+    docker_client: DockerClient, runtime_image_ref: ImageRef
+) -> None:
+    again = build_image("cpu-runtime", client=docker_client)
+    assert again.reused
+    assert again.id == runtime_image_ref.id
+
+
+def test_images_list_shows_current_runtime_image(
+    docker_client: DockerClient, runtime_image_ref: ImageRef
+) -> None:
+    rows = [r for r in list_images(docker_client) if r.id == runtime_image_ref.id]
+    assert len(rows) == 1
+    assert rows[0].current and rows[0].role == "runtime"
+    assert runtime_image_ref.tag in rows[0].tags
+    assert "trt-edge/cpu-runtime:latest" in rows[0].tags
+
+
+def test_images_list_cli_json(runtime_image_ref: ImageRef) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "trt_edge", "images", "list", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    ids = {row["id"]: row for row in json.loads(done.stdout)}
+    assert ids[runtime_image_ref.id]["current"] is True
+
+
+def test_base_image_ships_no_ssh_host_keys_but_runtime_image_has_its_own(
+    docker_client: DockerClient, runtime_image: str
+) -> None:
+    from trt_edge.containers.base_image import load_recipe
+
+    base = load_recipe().tag
+    listing = run_in(docker_client, base, "sh", "-c", "ls /etc/ssh/ssh_host_* 2>/dev/null; true")
+    assert listing.strip() == ""
+    keys = run_in(docker_client, runtime_image, "sh", "-c", "ls /etc/ssh/ssh_host_*_key")
+    assert "ssh_host_ed25519_key" in keys
+
+
+def test_ssh_into_a_runtime_container_runs_the_device_cli(
+    docker_client: DockerClient, runtime_image: str, tmp_path: Path
+) -> None:
+    """What the fleet area relies on: sshd up, the key from SSH_AUTHORIZED_KEYS accepted."""
+    key = tmp_path / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    container = docker_client.containers.run(
+        runtime_image,
+        detach=True,
+        environment={"SSH_AUTHORIZED_KEYS": key.with_suffix(".pub").read_text().strip()},
+    )
+    try:
+        container.reload()
+        address = container.attrs["NetworkSettings"]["IPAddress"]
+        ssh = [
+            "ssh",
+            "-i",
+            str(key),
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+            "-o",
+            "ConnectTimeout=5",
+            "-o",
+            "BatchMode=yes",
+            f"root@{address}",
+            "trt-edge-device --help",
+        ]
+        for _attempt in range(30):  # sshd starts within a second or two
+            done = subprocess.run(ssh, capture_output=True, text=True, check=False)
+            if done.returncode != 255:
+                break
+            time.sleep(0.5)
+        assert done.returncode == 0, done.stderr
+        assert "usage" in done.stdout.lower()
+    finally:
+        container.remove(force=True)
+
+
+def test_cli_build_unknown_image_is_bad_input() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "trt_edge", "images", "build", "no-such-image"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "unknown image 'no-such-image'" in done.stderr
+    assert "cpu-runtime" in done.stderr  # lists the known ones
+    assert "Traceback" not in done.stderr
+
+
+def test_cli_build_gpu_image_says_why_not_here() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "trt_edge", "images", "build", "x86-ampere"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "image 'x86-trt' cannot be built on this machine" in done.stderr
+    assert "Traceback" not in done.stderr
