@@ -31,6 +31,7 @@ that need parallel execution open one `Runner` each.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib
 import logging
@@ -60,7 +61,7 @@ from trt_edge_runner.errors import (
 )
 from trt_edge_runner.guard import OptimizationProfileGuard, PhaseGuard, current_request
 from trt_edge_runner.input_check import ProfileResolver
-from trt_edge_runner.policy import Outcome, Request
+from trt_edge_runner.policy import Outcome, Request, Selection
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -385,17 +386,38 @@ class Runner:
         """Execute once under the request in scope on this thread (Default when none)."""
         return self._execute(current_request(), inputs, check_values)
 
+    def check(
+        self, target: Target, inputs: Sequence[Any], *, check_values: bool | None = None
+    ) -> Selection:
+        """Everything `run` does before executing — conversion, checks, selection — and no more.
+
+        Answers "would this run, and on which profile?" with the same errors `run`
+        raises, without executing and without moving the sticky auto state (the
+        decision is taken on a copy of this engine's profile state). The
+        benchmark also uses it to time the runner's own per-call work.
+        """
+        request = Request.default() if self.profile0_only else self.request_for(target)
+        _, dims = self._prepare(inputs, check_values)
+        with self._lock:
+            return copy.copy(self._resolver).resolve(request, dims)
+
+    def _prepare(
+        self, inputs: Sequence[Any], check_values: bool | None
+    ) -> tuple[list[Any], list[tuple[int, ...]]]:
+        tensors = self._tensors(inputs)
+        dims = [tuple(t.shape) for t in tensors]
+        self._check_symbols(dims)
+        if self.check_values if check_values is None else check_values:
+            self._check_values(tensors)
+        return tensors, dims
+
     def _execute(
         self, request: Request, inputs: Sequence[Any], check_values: bool | None
     ) -> RunResult:
         started = time.perf_counter()
         if self.profile0_only:
             request = Request.default()
-        tensors = self._tensors(inputs)
-        dims = [tuple(t.shape) for t in tensors]
-        self._check_symbols(dims)
-        if self.check_values if check_values is None else check_values:
-            self._check_values(tensors)
+        tensors, dims = self._prepare(inputs, check_values)
         with self._lock:
             selection = self._resolver.resolve(request, dims)
             profile = selection.profile

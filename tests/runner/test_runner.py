@@ -252,3 +252,15 @@ def test_nested_guards_restore_the_enclosing_request(llm_like_bundle: Path) -> N
         assert runner.execute([ids(3), SCALE]).profile == 1
     # No guard in scope: Default → profile 0.
     assert runner.execute([ids(1), SCALE]).request == Request.default()
+
+
+def test_check_answers_without_running_or_moving_sticky_state(overlapping_bundle: Path) -> None:
+    runner = Runner.open(overlapping_bundle)
+    assert runner.run("long", [ids(12), SCALE]).profile == 1
+    # Auto would keep profile 1 for seq 12 (sticky); check says so and changes nothing.
+    assert runner.check(Request.auto(), [ids(12), SCALE]).profile == 1
+    assert runner.check(Request.auto(), [ids(2), SCALE]).profile == 0
+    assert runner.run(Request.auto(), [ids(12), SCALE]).profile == 1
+    with pytest.raises(ProfileMismatchError):
+        runner.check(Request.auto(), [ids(SEQ_MAX + 1), SCALE])
+    assert runner.last_profile == 1
