@@ -124,26 +124,30 @@ def _choose_mode(args: argparse.Namespace) -> tuple[str, str]:
 
 
 def _summary(console: Any, result: Any, elapsed: float) -> None:
-    from rich.table import Table
-
+    """The validation table, then plain lines (never wrapped: paths stay greppable)."""
     from trt_edge.build.validate import parity_summary, render_table
 
     console.print(render_table(result.report.doc))
     size = sum(p.stat().st_size for p in result.bundle_dir.rglob("*") if p.is_file())
-    table = Table(title="build summary", show_header=False)
-    table.add_row("bundle", str(result.bundle_dir))
-    table.add_row("size", f"{size / 1024:.1f} KiB")
-    table.add_row("backend", f"{result.backend} ({result.backend_reason})")
+    lines = [
+        "build summary",
+        f"  bundle   {result.bundle_dir} ({size / 1024:.1f} KiB)",
+        f"  backend  {result.backend} ({result.backend_reason})",
+    ]
     for row in parity_summary(result.report.doc):
-        table.add_row(
-            f"profile {row['profile']} {row['name']}",
-            f"parity {'ok' if row['ok'] else 'FAIL'}, max abs error {row['max_abs']:.3g}",
+        verdict = "ok" if row["ok"] else "FAIL"
+        lines.append(
+            f"  profile {row['profile']} {row['name']}: parity {verdict}, "
+            f"max abs error {row['max_abs']:.3g}"
         )
-    for stage, seconds in result.stage_seconds.items():
-        cached = " (cached)" if result.cached.get(stage) else ""
-        table.add_row(f"stage {stage}", f"{seconds:.2f} s{cached}")
-    table.add_row("total", f"{elapsed:.2f} s")
-    console.print(table)
+    stages = ", ".join(
+        f"{stage} {seconds:.2f}s{' (cached)' if result.cached.get(stage) else ''}"
+        for stage, seconds in result.stage_seconds.items()
+    )
+    lines.append(f"  stages   {stages}")
+    lines.append(f"  total    {elapsed:.2f}s")
+    for line in lines:
+        console.print(line, soft_wrap=True, markup=False, highlight=False)
 
 
 def run(args: argparse.Namespace) -> int:

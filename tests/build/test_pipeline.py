@@ -1,0 +1,120 @@
+"""The whole pipeline on a small model: cache reuse, corruption recovery, failures, determinism.
+
+Real export, real ExecuTorch lowering (portable: fast; xnnpack for determinism),
+real runtime validation; only the model is small.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from trt_edge.build.cache import StageCache
+from trt_edge.build.errors import ValidationFailedError
+from trt_edge.build.pipeline import BuildOptions, build
+
+pytestmark = pytest.mark.slow
+
+WriteProject = Callable[..., Path]
+
+# Eager and exported disagree: torch.export bakes in `calls` as it was while tracing,
+# while every eager call afterwards adds one more. Validation must catch it.
+DRIFTING_MODEL = """
+import torch
+from torch import nn
+
+
+class Drift(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 3)
+        self.calls = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.calls += 1
+        return self.linear(x) + float(self.calls)
+
+
+def build():
+    torch.manual_seed(0)
+    return Drift().eval()
+"""
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _options(tmp_path: Path, **kw: object) -> BuildOptions:
+    base: dict[str, object] = {
+        "out_dir": tmp_path / "out",
+        "cache_dir": tmp_path / "cache",
+        "source_date_epoch": 1_700_000_000,
+    }
+    base.update(kw)
+    return BuildOptions(**base)  # type: ignore[arg-type]
+
+
+def test_unchanged_rebuild_reuses_every_stage_and_writes_the_same_bytes(
+    write_project: WriteProject, tmp_path: Path
+) -> None:
+    manifest = write_project()
+    first = build(manifest, _options(tmp_path))
+    assert not any(first.cached.values())
+    pte, doc = _digest(first.bundle_dir / "model.pte"), _digest(first.bundle_dir / "bundle.json")
+    second = build(manifest, _options(tmp_path))
+    assert second.cached["lower"] and second.cached["validate"]
+    assert "export" not in second.stage_seconds  # not even loaded: the lowered program was cached
+    assert _digest(second.bundle_dir / "model.pte") == pte
+    assert _digest(second.bundle_dir / "bundle.json") == doc
+    third = build(manifest, _options(tmp_path, use_cache=False))
+    assert not third.cached["lower"] and not third.cached["validate"]
+
+
+def test_corrupted_cache_entry_is_detected_and_rebuilt(
+    write_project: WriteProject, tmp_path: Path
+) -> None:
+    manifest = write_project()
+    first = build(manifest, _options(tmp_path))
+    pte = _digest(first.bundle_dir / "model.pte")
+    entries = list((tmp_path / "cache" / "lower").glob("*/*/model.pte"))
+    assert len(entries) == 1
+    entries[0].write_bytes(entries[0].read_bytes()[:-7] + b"garbage")
+    again = build(manifest, _options(tmp_path))
+    assert not again.cached["lower"]  # the bad entry was not used
+    assert again.cached["export"]  # the intact export entry was
+    assert _digest(again.bundle_dir / "model.pte") == pte
+    assert StageCache(tmp_path / "cache").get("lower", entries[0].parent.name) is not None
+
+
+def test_failed_validation_keeps_the_previous_bundle_and_writes_the_report(
+    write_project: WriteProject, tmp_path: Path
+) -> None:
+    good = build(write_project(), _options(tmp_path))
+    before = {p.name: _digest(p) for p in good.bundle_dir.rglob("*") if p.is_file()}
+    with pytest.raises(ValidationFailedError) as info:
+        build(write_project(DRIFTING_MODEL), _options(tmp_path))
+    assert info.value.exit_code == 1
+    assert "output 0 max abs error" in str(info.value)
+    after = {p.name: _digest(p) for p in good.bundle_dir.rglob("*") if p.is_file()}
+    assert after == before
+    report = json.loads(Path(str(info.value.report_path)).read_bytes())
+    assert report["ok"] is False and report["failures"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "small-1.0.0",
+        "small-1.0.0.validation-failed.json",
+    ]
+
+
+def test_two_clean_builds_are_byte_identical(write_project: WriteProject, tmp_path: Path) -> None:
+    manifest = write_project(backend="xnnpack")
+    a = build(manifest, _options(tmp_path / "a", use_cache=False))
+    b = build(manifest, _options(tmp_path / "b", use_cache=False))
+    for name in ("model.pte", "bundle.json", "reports/validation.json"):
+        assert (a.bundle_dir / name).read_bytes() == (b.bundle_dir / name).read_bytes(), name
+    doc = json.loads((a.bundle_dir / "bundle.json").read_bytes())
+    assert doc["backend"] == "xnnpack"
+    assert doc["provenance"]["source_date_epoch"] == 1_700_000_000
