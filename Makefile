@@ -50,9 +50,16 @@ conformance: setup test-cpp
 
 test: sysdeps lint typecheck conformance test-py
 
+# The main job on the embedded default (CPU backend, no GPU, no Docker): check the
+# manifest, build the tiny LLM into dist/, run each phase once, then a short greedy
+# generation (prefill once, decode per token) through the runner.
+DEMO_BUNDLE := dist/tiny-llm-0.1.0
 demo: setup
 	$(BIN)/trt-edge validate examples/tiny_llm/manifest.yaml
-	$(BIN)/trt-edge validate examples/vision/manifest.yaml
+	$(BIN)/trt-edge build examples/tiny_llm/manifest.yaml --out dist
+	$(BIN)/trt-edge run $(DEMO_BUNDLE) --phase prefill
+	$(BIN)/trt-edge run $(DEMO_BUNDLE) --phase decode
+	$(BIN)/trt-edge generate $(DEMO_BUNDLE) --prompt-ids 1,2,3,4 --max-new-tokens 16
 
 bench: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PYTHON) $$b || exit 1; done
