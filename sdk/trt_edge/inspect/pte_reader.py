@@ -511,179 +511,195 @@ def _value(buf: _Buffer, values: list[_Table], index: int, what: str) -> ValueIn
     )
 
 
-def _parse(buf: _Buffer, path: str) -> PteInfo:
-    header = _read_header(buf)
-    root = buf.table(int(buf.read(_U32, 0, "root offset")), "Program")
-    ps = SLOTS["Program"]
-    version = root.scalar(ps["version"], _U32)
+class _ProgramReader:
+    """Walks one Program table; keeps the segment list and which role each segment plays."""
 
-    segments_raw: list[tuple[int, int]] = []
-    for i, seg in enumerate(root.tables(ps["segments"], "segments")):
-        ss = SLOTS["DataSegment"]
-        off = seg.scalar(ss["offset"], _U64)
-        size = seg.scalar(ss["size"], _U64)
-        absolute = header.segment_base_offset + off
-        # Without an extended header ExecuTorch still lists empty segments (e.g. an
-        # empty constant segment); anything with bytes needs a segment base.
-        missing_base = header.segment_base_offset == 0 and size > 0
-        if missing_base or absolute + size > buf.size:
-            raise buf.fail(
-                f"segment {i} (offset {off}, {size} bytes, segment base "
-                f"{header.segment_base_offset}) runs past the end of the file ({buf.size} bytes)"
-            )
-        segments_raw.append((absolute, size))
-
-    roles: dict[int, SegmentRole] = {}
-
-    def seg_ref(index: int, what: str, role: SegmentRole) -> tuple[int, int]:
-        if not 0 <= index < len(segments_raw):
-            raise buf.fail(f"{what} refers to segment {index}, the file has {len(segments_raw)}")
-        roles.setdefault(index, role)
-        return segments_raw[index]
-
-    # Inline delegate data: (absolute offset, size) of each entry's byte vector.
-    inline_data: list[tuple[int, int]] = []
-    for i, entry in enumerate(root.tables(ps["backend_delegate_data"], "backend_delegate_data")):
-        inline_data.append(
+    def __init__(self, buf: _Buffer) -> None:
+        self.buf = buf
+        self.header = _read_header(buf)
+        self.root = buf.table(int(buf.read(_U32, 0, "root offset")), "Program")
+        self.roles: dict[int, SegmentRole] = {}
+        self.segments = self._segments()
+        # Inline delegate data: (absolute offset, size) of each entry's byte vector.
+        self.inline_data = [
             entry.vector(SLOTS["BackendDelegateInlineData"]["data"], 1, f"delegate data {i}")
+            for i, entry in enumerate(
+                self.root.tables(SLOTS["Program"]["backend_delegate_data"], "delegate data")
+            )
+        ]
+
+    def _segments(self) -> list[tuple[int, int]]:
+        base = self.header.segment_base_offset
+        out = []
+        for i, seg in enumerate(self.root.tables(SLOTS["Program"]["segments"], "segments")):
+            off = seg.scalar(SLOTS["DataSegment"]["offset"], _U64)
+            size = seg.scalar(SLOTS["DataSegment"]["size"], _U64)
+            # Without an extended header ExecuTorch still lists empty segments (e.g. an
+            # empty constant segment); anything with bytes needs a segment base.
+            if (base == 0 and size > 0) or base + off + size > self.buf.size:
+                raise self.buf.fail(
+                    f"segment {i} (offset {off}, {size} bytes, segment base {base}) runs past "
+                    f"the end of the file ({self.buf.size} bytes)"
+                )
+            out.append((base + off, size))
+        return out
+
+    def segment(self, index: int, what: str, role: SegmentRole) -> tuple[int, int]:
+        if not 0 <= index < len(self.segments):
+            raise self.buf.fail(
+                f"{what} refers to segment {index}, the file has {len(self.segments)}"
+            )
+        self.roles.setdefault(index, role)
+        return self.segments[index]
+
+    def delegate(self, method: str, d: int, table: _Table) -> DelegateEntry:
+        bs = SLOTS["BackendDelegate"]
+        backend_id = table.string(bs["id"], f"{method} delegate {d} id")
+        who = f"method {method!r} delegate {d} ({backend_id})"
+        ref = table.table(bs["processed"], f"{method} delegate {d} processed")
+        if ref is None:
+            raise self.buf.fail(f"{who} has no data reference")
+        rs = SLOTS["BackendDelegateDataReference"]
+        loc_raw = ref.scalar(rs["location"], _I8)
+        data_index = ref.scalar(rs["index"], _U32)
+        location: Location
+        if loc_raw == 0:
+            location = "inline"
+            if not 0 <= data_index < len(self.inline_data):
+                raise self.buf.fail(
+                    f"{who} refers to inline data {data_index}, "
+                    f"the program has {len(self.inline_data)}"
+                )
+            offset, size = self.inline_data[data_index]
+        elif loc_raw == 1:
+            location = "segment"
+            offset, size = self.segment(data_index, who, "delegate")
+        else:
+            raise self.buf.fail(f"{who} has unknown data location {loc_raw}")
+        specs = tuple(
+            cs.string(SLOTS["CompileSpec"]["key"], f"{who} compile spec")
+            for cs in table.tables(bs["compile_specs"], f"{who} compile_specs")
+        )
+        return DelegateEntry(
+            backend_id=backend_id,
+            method=method,
+            index=d,
+            location=location,
+            data_index=data_index,
+            blob_size=size,
+            offset=offset,
+            compile_specs=specs,
         )
 
-    methods: list[MethodInfo] = []
-    eps = SLOTS["ExecutionPlan"]
-    for p, plan in enumerate(root.tables(ps["execution_plan"], "execution_plan")):
+    def method(self, p: int, plan: _Table) -> MethodInfo:
+        eps = SLOTS["ExecutionPlan"]
         name = plan.string(eps["name"], f"execution_plan[{p}].name")
         values = plan.tables(eps["values"], f"{name}.values")
         inputs = tuple(
-            _value(buf, values, v, f"method {name!r} input {k}")
+            _value(self.buf, values, v, f"method {name!r} input {k}")
             for k, v in enumerate(plan.scalars(eps["inputs"], _I32, f"{name}.inputs"))
         )
         outputs = tuple(
-            _value(buf, values, v, f"method {name!r} output {k}")
+            _value(self.buf, values, v, f"method {name!r} output {k}")
             for k, v in enumerate(plan.scalars(eps["outputs"], _I32, f"{name}.outputs"))
         )
         sizes = plan.scalars(eps["non_const_buffer_sizes"], _I64, f"{name}.non_const_buffer_sizes")
         operators = []
         for op in plan.tables(eps["operators"], f"{name}.operators"):
-            os_ = SLOTS["Operator"]
-            opname = op.string(os_["name"], f"{name} operator name")
-            overload = op.string(os_["overload"], f"{name} operator overload")
+            opname = op.string(SLOTS["Operator"]["name"], f"{name} operator name")
+            overload = op.string(SLOTS["Operator"]["overload"], f"{name} operator overload")
             operators.append(f"{opname}.{overload}" if overload else opname)
-        instructions = 0
-        for chain in plan.tables(eps["chains"], f"{name}.chains"):
-            instructions += chain.vector(SLOTS["Chain"]["instructions"], 4, f"{name} chain")[1]
-        delegates = []
-        for d, dt in enumerate(plan.tables(eps["delegates"], f"{name}.delegates")):
-            bs = SLOTS["BackendDelegate"]
-            backend_id = dt.string(bs["id"], f"{name} delegate {d} id")
-            ref = dt.table(bs["processed"], f"{name} delegate {d} processed")
-            if ref is None:
-                raise buf.fail(f"method {name!r} delegate {d} ({backend_id}) has no data reference")
-            rs = SLOTS["BackendDelegateDataReference"]
-            loc_raw = ref.scalar(rs["location"], _I8)
-            data_index = ref.scalar(rs["index"], _U32)
-            location: Location
-            if loc_raw == 0:
-                location = "inline"
-                if not 0 <= data_index < len(inline_data):
-                    raise buf.fail(
-                        f"method {name!r} delegate {d} ({backend_id}) refers to inline data "
-                        f"{data_index}, the program has {len(inline_data)}"
-                    )
-                offset, size = inline_data[data_index]
-            elif loc_raw == 1:
-                location = "segment"
-                offset, size = seg_ref(
-                    data_index, f"method {name!r} delegate {d} ({backend_id})", "delegate"
-                )
-            else:
-                raise buf.fail(
-                    f"method {name!r} delegate {d} ({backend_id}) has unknown data location "
-                    f"{loc_raw}"
-                )
-            specs = tuple(
-                cs.string(SLOTS["CompileSpec"]["key"], f"{name} delegate {d} compile spec")
-                for cs in dt.tables(bs["compile_specs"], f"{name} delegate {d} compile_specs")
-            )
-            delegates.append(
-                DelegateEntry(
-                    backend_id=backend_id,
-                    method=name,
-                    index=d,
-                    location=location,
-                    data_index=data_index,
-                    blob_size=size,
-                    offset=offset,
-                    compile_specs=specs,
-                )
-            )
-        methods.append(
-            MethodInfo(
-                name=name,
-                inputs=inputs,
-                outputs=outputs,
-                memory_planned=tuple(sizes[1:]),
-                operators=tuple(operators),
-                instructions=instructions,
-                delegates=tuple(delegates),
-            )
+        instructions = sum(
+            chain.vector(SLOTS["Chain"]["instructions"], 4, f"{name} chain")[1]
+            for chain in plan.tables(eps["chains"], f"{name}.chains")
+        )
+        delegates = tuple(
+            self.delegate(name, d, table)
+            for d, table in enumerate(plan.tables(eps["delegates"], f"{name}.delegates"))
+        )
+        return MethodInfo(
+            name=name,
+            inputs=inputs,
+            outputs=outputs,
+            memory_planned=tuple(sizes[1:]),
+            operators=tuple(operators),
+            instructions=instructions,
+            delegates=delegates,
         )
 
-    notes: list[str] = []
-    # Constants: the constant segment (modern) or inline constant buffers (old files).
-    constant_tensors = 0
-    constant_bytes = 0
-    cseg = root.table(ps["constant_segment"], "constant_segment")
-    if cseg is not None:
-        cs = SLOTS["SubsegmentOffsets"]
-        offsets = cseg.vector(cs["offsets"], 8, "constant_segment.offsets")[1]
-        if offsets > 0:
-            # Entry 0 is ExecuTorch's placeholder for "no constant data".
-            constant_tensors = max(offsets - 1, 0)
-            index = cseg.scalar(cs["segment_index"], _U32)
-            if segments_raw or index != 0:
-                constant_bytes = seg_ref(index, "constant_segment", "constants")[1]
-    for i, buffer in enumerate(root.tables(ps["constant_buffer"], "constant_buffer")):
-        size = buffer.vector(SLOTS["Buffer"]["storage"], 1, f"constant_buffer[{i}]")[1]
-        if i > 0:  # buffer 0 is the same placeholder in the inline layout
-            constant_tensors += 1
-            constant_bytes += size
-    mutable_bytes = 0
-    for i, sub in enumerate(root.tables(ps["mutable_data_segments"], "mutable_data_segments")):
-        index = sub.scalar(SLOTS["SubsegmentOffsets"]["segment_index"], _U32)
-        mutable_bytes += seg_ref(index, f"mutable_data_segments[{i}]", "mutable_data")[1]
-    named: list[NamedDataInfo] = []
-    for i, nd in enumerate(root.tables(ps["named_data"], "named_data")):
+    def constants(self) -> tuple[int, int]:
+        """(tensor count, bytes): the constant segment (modern) or inline buffers (old files)."""
+        ps = SLOTS["Program"]
+        tensors = 0
+        size = 0
+        cseg = self.root.table(ps["constant_segment"], "constant_segment")
+        if cseg is not None:
+            cs = SLOTS["SubsegmentOffsets"]
+            offsets = cseg.vector(cs["offsets"], 8, "constant_segment.offsets")[1]
+            if offsets > 0:
+                # Entry 0 is ExecuTorch's placeholder for "no constant data".
+                tensors = offsets - 1
+                index = cseg.scalar(cs["segment_index"], _U32)
+                if self.segments or index != 0:
+                    size = self.segment(index, "constant_segment", "constants")[1]
+        for i, buffer in enumerate(self.root.tables(ps["constant_buffer"], "constant_buffer")):
+            if i > 0:  # buffer 0 is the same placeholder in the inline layout
+                tensors += 1
+                size += buffer.vector(SLOTS["Buffer"]["storage"], 1, f"constant_buffer[{i}]")[1]
+        return tensors, size
+
+    def mutable_bytes(self) -> int:
+        total = 0
+        subs = self.root.tables(SLOTS["Program"]["mutable_data_segments"], "mutable_data")
+        for i, sub in enumerate(subs):
+            index = sub.scalar(SLOTS["SubsegmentOffsets"]["segment_index"], _U32)
+            total += self.segment(index, f"mutable_data_segments[{i}]", "mutable_data")[1]
+        return total
+
+    def named_data(self) -> tuple[NamedDataInfo, ...]:
         ns = SLOTS["NamedData"]
-        key = nd.string(ns["key"], f"named_data[{i}].key")
-        index = nd.scalar(ns["segment_index"], _U32)
-        named.append(
-            NamedDataInfo(
-                key=key,
-                segment_index=index,
-                size=seg_ref(index, f"named_data {key!r}", "named_data")[1],
-            )
+        out = []
+        for i, nd in enumerate(self.root.tables(SLOTS["Program"]["named_data"], "named_data")):
+            key = nd.string(ns["key"], f"named_data[{i}].key")
+            index = nd.scalar(ns["segment_index"], _U32)
+            size = self.segment(index, f"named_data {key!r}", "named_data")[1]
+            out.append(NamedDataInfo(key=key, segment_index=index, size=size))
+        return tuple(out)
+
+
+def _parse(buf: _Buffer, path: str) -> PteInfo:
+    reader = _ProgramReader(buf)
+    header = reader.header
+    methods = tuple(
+        reader.method(p, plan)
+        for p, plan in enumerate(
+            reader.root.tables(SLOTS["Program"]["execution_plan"], "execution_plan")
         )
-    if header.segment_base_offset == 0 and header.program_size == buf.size and buf.size > 0:
-        notes.append("no extended header: every byte is inside the FlatBuffer")
-    segments = tuple(
-        SegmentInfo(index=i, offset=o, size=s, role=roles.get(i, "unreferenced"))
-        for i, (o, s) in enumerate(segments_raw)
     )
+    constant_tensors, constant_bytes = reader.constants()
+    mutable_bytes = reader.mutable_bytes()
+    named = reader.named_data()
+    notes: list[str] = []
+    if header.segment_base_offset == 0 and buf.size > 0:
+        notes.append("no extended header: every byte is inside the FlatBuffer")
     return PteInfo(
         path=path,
         file_size=buf.size,
         file_identifier=FILE_IDENTIFIER.decode(),
-        version=version,
+        version=reader.root.scalar(SLOTS["Program"]["version"], _U32),
         program_size=header.program_size,
         segment_base_offset=header.segment_base_offset,
         segment_data_size=header.segment_data_size,
-        methods=tuple(methods),
-        segments=segments,
-        named_data=tuple(named),
+        methods=methods,
+        segments=tuple(
+            SegmentInfo(index=i, offset=o, size=s, role=reader.roles.get(i, "unreferenced"))
+            for i, (o, s) in enumerate(reader.segments)
+        ),
+        named_data=named,
         constant_tensors=constant_tensors,
         constant_bytes=constant_bytes,
         mutable_bytes=mutable_bytes,
-        inline_delegate_bytes=sum(size for _, size in inline_data),
+        inline_delegate_bytes=sum(size for _, size in reader.inline_data),
         notes=tuple(notes),
     )
 
