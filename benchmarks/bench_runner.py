@@ -13,8 +13,9 @@ one run, measures side by side:
 - C++: `trt-edge-run --bench N` interleaves its guarded execute with a raw
   `Module::execute` on the same inputs and reports both medians.
 - C++ vs Python decode-step latency ratio (runner medians). Measured here the
-  C++ step is ~10x faster: the Python extension runs the non-delegated ops on
-  its own kernel set, while trt-edge-run links the wheel's optimized kernels.
+  C++ step is ~10x faster on the same .pte. Not investigated further; likely
+  causes are the kernel library linked into the Python extension versus the
+  optimized kernels trt-edge-run links, and the extension's per-call copies.
 
 Goals (issue 5): Python overhead ≤ 3 %, C++ ≤ 1 % of a decode step. Exits 0
 whether goals are met or not (a figure, not a test); 1 when a measurement
