@@ -1,0 +1,325 @@
+"""`trt-edge build --container` against a real engine and the real `cpu` builder image.
+
+The model is deliberately tiny (tests/containers/models/linear): what is under test
+is the container path — same bytes as a local build, reproducible bundles,
+provenance, and that a failing, killed or out-of-memory build leaves no container
+and no partial bundle behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from trt_edge.build.errors import BuildError
+from trt_edge.build.pipeline import BuildOptions, build
+from trt_edge.containers import catalog
+from trt_edge.containers.build_runner import (
+    CONTAINER_LABEL,
+    ContainerBuildFailure,
+    ContainerLimits,
+    build_in_container,
+    choose_mode,
+)
+from trt_edge.containers.errors import ContainerResourceError
+from trt_edge.containers.lockfile import parse_lock
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.xdist_group("container-builds")]
+
+MODEL = Path(__file__).parent / "models" / "linear"
+BUNDLE = "tiny-linear-0.1.0"
+
+
+def quiet(_: str) -> None:
+    return None
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def ours(client: DockerClient, out_dir: Path) -> list[Any]:
+    """Build containers (running or not) whose staging mount lies in `out_dir`."""
+    found = []
+    for container in client.containers.list(all=True, filters={"label": CONTAINER_LABEL}):
+        mounts = container.attrs.get("Mounts", [])
+        if any(str(m.get("Source", "")).startswith(str(out_dir)) for m in mounts):
+            found.append(container)
+    return found
+
+
+def assert_nothing_left(client: DockerClient, out_dir: Path) -> None:
+    assert ours(client, out_dir) == []
+    left = sorted(p.name for p in out_dir.iterdir()) if out_dir.exists() else []
+    assert left == [], f"partial output left behind: {left}"
+
+
+@pytest.fixture(scope="module")
+def manifest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("project") / "linear"
+    shutil.copytree(MODEL, folder)
+    return folder / "manifest.yaml"
+
+
+@pytest.fixture(scope="module")
+def local_bundle(manifest: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("local")
+    result = build(manifest, BuildOptions(out_dir=base / "out", cache_dir=base / "cache"))
+    return result.bundle_dir
+
+
+@pytest.fixture(scope="module")
+def container_bundle(
+    manifest: Path,
+    cpu_image: str,
+    docker_client: DockerClient,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Path:
+    base = tmp_path_factory.mktemp("container")
+    result = build_in_container(
+        manifest,
+        BuildOptions(out_dir=base / "out", cache_dir=base / "cache"),
+        None,
+        None,
+        client=docker_client,
+        echo=quiet,
+    )
+    assert result.report.ok
+    assert result.backend == "xnnpack"
+    assert set(result.stage_seconds) >= {"export", "lower", "validate"}
+    return result.bundle_dir
+
+
+def test_container_build_gives_the_local_model_pte_byte_for_byte(
+    local_bundle: Path, container_bundle: Path
+) -> None:
+    assert container_bundle.name == local_bundle.name == BUNDLE
+    assert (container_bundle / "model.pte").read_bytes() == (
+        local_bundle / "model.pte"
+    ).read_bytes()
+    local_doc = json.loads((local_bundle / "bundle.json").read_text())
+    container_doc = json.loads((container_bundle / "bundle.json").read_text())
+    assert container_doc["files"] == local_doc["files"]
+    assert local_doc["provenance"]["builder"]["mode"] == "local"
+
+
+def test_container_bundle_records_image_lock_and_host(
+    container_bundle: Path, cpu_image: str, docker_client: DockerClient
+) -> None:
+    builder = json.loads((container_bundle / "bundle.json").read_text())["provenance"]["builder"]
+    image = docker_client.images.get(cpu_image)
+    assert builder["mode"] == "container"
+    assert builder["image_id"] == image.id
+    assert builder["image"] == cpu_image
+    assert builder["lock_sha256"] == parse_lock(catalog.load_spec("cpu").lock_file).sha256()
+    assert builder["network"] == "none"
+    assert builder["host"]["machine"] == os.uname().machine
+    # Outputs belong to the calling user, not to root-in-the-container.
+    assert all(p.stat().st_uid == os.getuid() for p in container_bundle.rglob("*"))
+
+
+def test_two_container_builds_give_identical_bundles(
+    manifest: Path, container_bundle: Path, cpu_image: str, tmp_path: Path
+) -> None:
+    """The second one through the CLI, without the stage cache: every stage recomputed."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trt_edge",
+            "build",
+            str(manifest),
+            "--container",
+            "--no-cache",
+            "--out",
+            str(tmp_path / "out"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert files_of(tmp_path / "out" / BUNDLE) == files_of(container_bundle)
+
+
+def test_failing_build_shows_the_container_error_and_leaves_nothing(
+    manifest: Path, cpu_image: str, docker_client: DockerClient, tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(manifest.parent, broken)
+    text = (broken / "manifest.yaml").read_text()
+    (broken / "manifest.yaml").write_text(text.replace("model.py:build_model", "model.py:nope"))
+    out = tmp_path / "out"
+    with pytest.raises(BuildError) as info:
+        build_in_container(
+            broken / "manifest.yaml",
+            BuildOptions(out_dir=out, cache_dir=tmp_path / "cache"),
+            None,
+            None,
+            client=docker_client,
+            echo=quiet,
+        )
+    message = str(info.value)
+    assert info.value.exit_code == 2
+    assert "failed inside the container" in message
+    assert "nope" in message  # the container's own error, not a docker trace
+    assert_nothing_left(docker_client, out)
+
+
+def test_build_over_its_memory_limit_is_reported_and_leaves_nothing(
+    manifest: Path, cpu_image: str, docker_client: DockerClient, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(ContainerBuildFailure) as info:
+        build_in_container(
+            manifest,
+            BuildOptions(out_dir=out, cache_dir=tmp_path / "cache"),
+            None,
+            None,
+            limits=ContainerLimits(memory="96m"),
+            client=docker_client,
+            echo=quiet,
+        )
+    assert isinstance(info.value.cause, ContainerResourceError)
+    assert "exceeded its memory limit (96m)" in str(info.value)
+    assert "TRT_EDGE_CONTAINER_MEMORY" in str(info.value)
+    assert_nothing_left(docker_client, out)
+
+
+def wait_for(predicate: Callable[[], bool], seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError("condition not reached")
+
+
+def test_killed_build_leaves_nothing(
+    manifest: Path, cpu_image: str, docker_client: DockerClient, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    outcome: dict[str, BaseException] = {}
+
+    def run() -> None:
+        try:
+            build_in_container(
+                manifest,
+                BuildOptions(out_dir=out, cache_dir=tmp_path / "cache"),
+                None,
+                None,
+                client=docker_client,
+                echo=quiet,
+            )
+        except BaseException as err:  # recorded for the main thread
+            outcome["error"] = err
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    wait_for(lambda: any(c.status == "running" for c in ours(docker_client, out)))
+    for container in ours(docker_client, out):
+        container.kill()
+    worker.join(120)
+    assert not worker.is_alive()
+    error = outcome.get("error")
+    assert isinstance(error, ContainerBuildFailure)
+    assert "killed by signal 9" in str(error)
+    assert_nothing_left(docker_client, out)
+
+
+def test_sigterm_to_the_cli_removes_the_container_and_leaves_no_bundle(
+    manifest: Path, cpu_image: str, docker_client: DockerClient, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "trt_edge",
+            "build",
+            str(manifest),
+            "--container",
+            "--out",
+            str(out),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: any(c.status == "running" for c in ours(docker_client, out)))
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert_nothing_left(docker_client, out)
+
+
+def test_missing_image_names_the_fixing_command(
+    manifest: Path, docker_client: DockerClient, tmp_path: Path
+) -> None:
+    with pytest.raises(BuildError) as info:
+        build_in_container(
+            manifest,
+            BuildOptions(out_dir=tmp_path / "out"),
+            None,
+            "trt-edge/no-such-image:0",
+            client=docker_client,
+            echo=quiet,
+        )
+    assert info.value.exit_code == 2
+    assert "`trt-edge images build cpu`" in str(info.value)
+
+
+def test_tensorrt_target_without_gpu_is_refused_clearly(
+    manifest: Path, docker_client: DockerClient, tmp_path: Path
+) -> None:
+    from trt_edge.containers.gpu import host_gpus
+
+    if host_gpus():
+        pytest.skip("this host has NVIDIA GPUs")
+    with pytest.raises(BuildError) as info:
+        build_in_container(
+            manifest,
+            BuildOptions(out_dir=tmp_path / "out"),
+            "x86-ampere",
+            None,
+            client=docker_client,
+        )
+    assert info.value.exit_code == 2
+    assert "needs TensorRT" in str(info.value) and "no NVIDIA GPU" in str(info.value)
+
+
+def test_choose_mode_prefers_a_current_image_and_explains_otherwise(
+    cpu_image: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TRT_EDGE_BUILD_MODE", raising=False)
+    mode, reason = choose_mode("cpu-x86_64", None)
+    assert (mode, cpu_image in reason) == ("container", True)
+    mode, reason = choose_mode("x86-ampere", None)
+    assert mode == "local" and "`trt-edge images build x86-trt`" in reason
+    assert choose_mode("cpu-x86_64", "local") == ("local", "--local")
+    monkeypatch.setenv("TRT_EDGE_BUILD_MODE", "local")
+    assert choose_mode("cpu-x86_64", None) == ("local", "TRT_EDGE_BUILD_MODE=local")

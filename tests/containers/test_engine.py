@@ -1,0 +1,82 @@
+"""One clear message, with the fixing command, for each way the engine can be unreachable."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from trt_edge.containers.build_runner import choose_mode
+from trt_edge.containers.engine import connect
+from trt_edge.containers.errors import DockerUnavailableError
+
+NOWHERE = "unix:///nonexistent/trt-edge-test.sock"
+
+
+def test_missing_daemon_names_the_start_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", NOWHERE)
+    with pytest.raises(DockerUnavailableError) as info:
+        connect(timeout=5)
+    assert f"no Docker engine answers at {NOWHERE}" in str(info.value)
+    assert "sudo systemctl start docker" in str(info.value)
+    assert "--local" in str(info.value)
+
+
+def test_cli_without_daemon_prints_one_line_not_a_traceback() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "trt_edge", "images", "list"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DOCKER_HOST": NOWHERE},
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("trt-edge images: no Docker engine answers")
+    assert "Traceback" not in done.stderr
+
+
+def test_default_mode_without_daemon_is_local_with_a_notice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", NOWHERE)
+    monkeypatch.delenv("TRT_EDGE_BUILD_MODE", raising=False)
+    mode, reason = choose_mode("cpu-x86_64", None)
+    assert mode == "local"
+    assert "no Docker engine reachable" in reason
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv"
+)
+def test_socket_permission_denied_names_the_group_fix() -> None:
+    """A real socket owned by someone else, opened without root's override capabilities:
+    the EACCES a user outside the docker group meets."""
+    folder = Path(tempfile.mkdtemp(prefix="trt-edge-sock-"))
+    try:
+        folder.chmod(0o755)
+        path = folder / "docker.sock"
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(str(path))
+        server.listen(1)
+        path.chmod(0o600)
+        os.chown(path, 65534, 65534)
+        code = "from trt_edge.containers.engine import connect; connect(timeout=5)"
+        drop = "-dac_override,-dac_read_search,-fowner"
+        done = subprocess.run(
+            ["setpriv", "--bounding-set", drop, "--", sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "DOCKER_HOST": f"unix://{path}"},
+            check=False,
+        )
+        server.close()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert done.returncode != 0
+    assert "permission denied on the Docker socket" in done.stderr
+    assert "usermod -aG docker" in done.stderr
