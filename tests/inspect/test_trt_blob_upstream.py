@@ -127,3 +127,27 @@ def test_whatever_we_accept_upstream_accepts(upstream: ModuleType, data: bytes) 
         return
     engine, _ = upstream.deserialize_engine(data)
     assert bytes(engine_view(data, blob)) == engine
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_mutated_blobs_we_accept_upstream_accepts(
+    upstream: ModuleType, data: st.DataObject
+) -> None:
+    """Mutations of a valid upstream blob (header fields, JSON bytes, truncation)."""
+    meta = upstream.TensorRTBlobMetadata(
+        io_bindings=[upstream.TensorRTIOBinding("x", "float32", [1, -1], True)],
+        aliased_io={"y": ("x", "user")} if data.draw(st.booleans()) else {},
+        target_platform="linux_aarch64",
+    )
+    blob = bytearray(upstream.serialize_engine(placeholder_engine(40), meta))
+    for _ in range(data.draw(st.integers(1, 4))):
+        blob[data.draw(st.integers(0, len(blob) - 1))] = data.draw(st.integers(0, 255))
+    mutated = bytes(blob[: data.draw(st.integers(0, len(blob)))])
+    try:
+        ours = parse_trt_blob(mutated)
+    except TrtBlobError:
+        return
+    engine, their_meta = upstream.deserialize_engine(mutated)
+    assert bytes(engine_view(mutated, ours)) == engine
+    assert [b.name for b in ours.metadata.io_bindings] == [b.name for b in their_meta.io_bindings]
