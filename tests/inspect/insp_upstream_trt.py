@@ -14,6 +14,9 @@ reader is tested against a second implementation of the wire format, not against
   device_id, serialized_metadata, target_platform;
 * zero padding, then the engine bytes.
 
+test_trt_blob_upstream.py checks this format against the real upstream module when it
+is provided (it matched the torch-tensorrt 2.14.0 wheel byte for byte).
+
 The engine bytes passed in by tests are PLACEHOLDERS (`placeholder_engine`): they are
 not TensorRT engines and nothing here pretends they are.
 """
