@@ -1,0 +1,100 @@
+"""`trt-edge rollout --dry-run`: real `ansible-inventory` and `ansible-playbook --syntax-check`,
+no device contacted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from agent.conftest import Bundles  # type: ignore[import-not-found]
+from trt_edge.cli.main import main
+
+INVENTORY = """
+edge:
+  children:
+    canary:
+      hosts:
+        pc-01: {ansible_host: 192.0.2.1, trt_edge_facts: {arch: x86_64}}
+    site:
+      hosts:
+        pc-02: {ansible_host: 192.0.2.2, trt_edge_facts: {arch: x86_64}}
+        pc-03: {ansible_host: 192.0.2.3, trt_edge_facts: {arch: x86_64}}
+        pc-04: {ansible_host: 192.0.2.4, trt_edge_facts: {arch: x86_64}}
+        orin-01: {ansible_host: 192.0.2.9, trt_edge_target: jetson-orin-nano-jp6}
+        mystery: {ansible_host: 192.0.2.10}
+lab:
+  hosts:
+    pc-lab: {ansible_host: 192.0.2.20, trt_edge_facts: {arch: x86_64}}
+"""
+
+
+@pytest.fixture
+def rollout_files(tmp_path: Path, agent_bundles: Bundles) -> tuple[Path, Path]:
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(INVENTORY)
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"bundle: {agent_bundles.v2}\n"
+        "groups: [edge]\n"
+        "waves: [1, '50%', '100%']\n"
+        "health: {max_latency_regression: 1.0, runs: 2}\n"
+        "failure_threshold: 0\n"
+    )
+    return plan, inventory
+
+
+def test_dry_run_plans_waves_skips_misfits_and_renders_a_valid_playbook(
+    rollout_files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan, inventory = rollout_files
+    workdir = tmp_path / "work"
+    report_path = tmp_path / "report.json"
+    code = main(
+        [
+            "rollout",
+            str(plan),
+            "--inventory",
+            str(inventory),
+            "--dry-run",
+            "--workdir",
+            str(workdir),
+            "--report",
+            str(report_path),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    report = json.loads(report_path.read_text())
+    assert report["dry_run"] and report["version"] == "2.0.0"
+    assert report["waves"] == [["pc-01"], ["pc-02"], ["pc-03", "pc-04"]]
+    results = {d["host"]: d for d in report["devices"]}
+    assert "pc-lab" not in results  # not in the plan's groups
+    assert results["orin-01"]["result"] == "skipped"
+    assert "arch: bundle needs x86_64, device is aarch64" in results["orin-01"]["reason"]
+    assert results["mystery"]["result"] == "skipped"
+    assert "no trt_edge_facts or trt_edge_target" in results["mystery"]["reason"]
+    assert {results[h]["result"] for h in ("pc-01", "pc-02", "pc-03", "pc-04")} == {"planned"}
+    assert (workdir / "wave-3.hosts").read_text() == "pc-03\npc-04\n"
+    assert "{{ trt_edge_cli }} install" in (workdir / "rollout.yml").read_text()
+    assert "rollout tiny 2.0.0 (dry run)" in out
+
+
+def test_bad_plan_is_reported_with_file_and_line_not_a_traceback(
+    rollout_files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan, inventory = rollout_files
+    plan.write_text(plan.read_text().replace("failure_threshold: 0", "failure_threshold: lots"))
+    code = main(["rollout", str(plan), "--inventory", str(inventory), "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{plan}:5: failure_threshold" in err and "Traceback" not in err
+
+
+def test_missing_inventory_is_bad_input(
+    rollout_files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan, _ = rollout_files
+    code = main(["rollout", str(plan), "--inventory", str(tmp_path / "nope.yml"), "--dry-run"])
+    assert code == 2
+    assert "nope.yml: inventory not found" in capsys.readouterr().err
