@@ -1,0 +1,65 @@
+"""The host wheelhouse: locks resolve to real wheels whose bytes match, and `images lock`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from trt_edge.containers import catalog
+from trt_edge.containers.errors import WheelhouseError
+from trt_edge.containers.lockfile import file_sha256, parse_lock
+from trt_edge.containers.wheelhouse import generate_lock, prepare, wheelhouse_dir
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in catalog.image_names() if catalog.load_spec(n).buildable_here]
+)
+def test_buildable_locks_resolve_to_wheels_with_matching_bytes(name: str) -> None:
+    spec = catalog.load_spec(name)
+    lock = parse_lock(spec.lock_file)
+    wheels = prepare(lock, spec.pip)
+    assert len(wheels) == len(lock.entries)
+    for entry, wheel in zip(lock.entries, wheels, strict=True):
+        assert wheel.parent == wheelhouse_dir()
+        assert file_sha256(wheel) in entry.hashes, wheel.name
+
+
+def make_image(root: Path, requirements: str) -> catalog.ImageSpec:
+    folder = root / "tiny"
+    folder.mkdir(parents=True)
+    (folder / "image.json").write_text(
+        json.dumps(
+            {"description": "t", "role": "runtime", "default_base": "x", "pip": {"platforms": []}}
+        )
+    )
+    (folder / "requirements.in").write_text(requirements)
+    return catalog.load_spec("tiny", root)
+
+
+def test_images_lock_pins_the_downloaded_bytes(tmp_path: Path) -> None:
+    spec = make_image(tmp_path / "images", "# a pure wheel\nmdurl==0.1.2\n")
+    lock = generate_lock(spec, folder=tmp_path / "wheels")
+    [entry] = lock.entries
+    assert (entry.name, entry.version) == ("mdurl", "0.1.2")
+    [wheel] = (tmp_path / "wheels").glob("mdurl-0.1.2-*.whl")
+    assert entry.hashes == (file_sha256(wheel),)
+    assert "trt-edge images lock tiny" in spec.lock_file.read_text()
+
+
+def test_a_wheel_whose_bytes_differ_from_the_lock_is_refused(tmp_path: Path) -> None:
+    spec = make_image(tmp_path / "images", "mdurl==0.1.2\n")
+    lock = generate_lock(spec, folder=tmp_path / "wheels")
+    tampered = spec.lock_file.read_text().replace(lock.entries[0].hashes[0], "0" * 64)
+    spec.lock_file.write_text(tampered)
+    folder = tmp_path / "other-wheels"
+    folder.mkdir()
+    for wheel in (tmp_path / "wheels").glob("*.whl"):
+        shutil.copy(wheel, folder)
+    with pytest.raises(WheelhouseError) as info:
+        prepare(parse_lock(spec.lock_file), spec.pip, folder=folder)
+    assert "pip download failed" in str(info.value)
+    assert "HASHES" in str(info.value).upper()
