@@ -185,6 +185,46 @@ def native_guard_factory() -> Callable[[Request], AbstractContextManager[Any]] |
     return enter
 
 
+@dataclass(frozen=True)
+class ModeDecision:
+    """How a bundle will run here, and the one notice to log when that is a degradation."""
+
+    mode: Mode
+    profile0_only: bool
+    notice: str | None
+
+
+def decide_mode(
+    manifest: BundleManifest, *, native_guard: bool, honour_policy: bool
+) -> ModeDecision:
+    """Native, emulated, or profile 0 only — from the bundle's delegates and this runtime.
+
+    Pure, so every branch is tested without a TensorRT install: native needs
+    TensorRT delegates *and* the native guard; TensorRT delegates without the
+    guard can only run profile 0 (the engine ignores any request), which a
+    multi-profile bundle must say once; `honour_policy=False` behaves the same
+    on purpose. CPU delegates are always emulated: the runner is the policy.
+    """
+    has_trt = any(d.backend_id == TENSORRT_BACKEND_ID for d in manifest.delegates)
+    multi = len(manifest.profiles) > 1
+    mode: Mode = "native" if has_trt and native_guard else "emulated"
+    if has_trt and not native_guard and multi:
+        return ModeDecision(
+            mode,
+            True,
+            f"{len(manifest.profiles)} optimization profiles, but the installed TensorRT backend "
+            "has no profile guard: running profile 0 only (every phase and pin uses profile 0)",
+        )
+    if not honour_policy:
+        notice = (
+            "policy ignored on request (honour_policy=False): running profile 0 only"
+            if multi
+            else None
+        )
+        return ModeDecision(mode, True, notice)
+    return ModeDecision(mode, False, None)
+
+
 _TORCH_DTYPES = {
     "float32": "float32",
     "float16": "float16",
@@ -322,22 +362,13 @@ class Runner:
 
         has_trt = any(d.backend_id == TENSORRT_BACKEND_ID for d in manifest.delegates)
         native = native_guard_factory() if has_trt else None
-        mode: Mode = "native" if native is not None else "emulated"
-        profile0_only = not honour_policy
-        multi = len(manifest.profiles) > 1
-        if has_trt and native is None and multi:
-            profile0_only = True
-            log.warning(
-                "%s: %d optimization profiles, but the installed TensorRT backend has no "
-                "profile guard: running profile 0 only (every phase and pin uses profile 0)",
-                bundle_dir,
-                len(manifest.profiles),
-            )
-        elif not honour_policy and multi:
-            log.warning(
-                "%s: policy ignored on request (honour_policy=False): running profile 0 only",
-                bundle_dir,
-            )
+        decision = decide_mode(
+            manifest, native_guard=native is not None, honour_policy=honour_policy
+        )
+        if decision.notice:
+            log.warning("%s: %s", bundle_dir, decision.notice)
+        mode = decision.mode
+        profile0_only = decision.profile0_only
         return cls(
             bundle_dir,
             manifest,
@@ -532,9 +563,11 @@ def _unravel(flat: int, shape: tuple[int, ...]) -> list[int]:
 
 __all__ = [
     "Mode",
+    "ModeDecision",
     "RunResult",
     "Runner",
     "RunnerError",
+    "decide_mode",
     "native_guard_factory",
     "read_bundle_manifest",
     "verify_bundle_files",
