@@ -226,3 +226,17 @@ def test_inspect_does_not_import_torch_or_executorch(xnnpack_pte: Path, bundle: 
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert "HEAVY [] [0, 0]" in proc.stderr, proc.stderr
+
+
+def test_unreadable_model_in_bundle_is_reported_with_the_hash_check(
+    capsys: pytest.CaptureFixture[str], bundle: Path
+) -> None:
+    pte = bundle / "model.pte"
+    pte.write_bytes(pte.read_bytes()[:100])
+    code, doc, err = inspect_json(capsys, str(bundle))
+    assert code == 1
+    assert "model.pte: size mismatch" in err
+    assert "not a readable ExecuTorch program" in err
+    assert doc["pte"] is None and str(pte) in doc["pte_error"]
+    assert main(["inspect", str(bundle)]) == 1
+    assert "model.pte:" in capsys.readouterr().out

@@ -29,7 +29,7 @@ from trt_edge_runner.bundle_format import (
     BundleManifest,
 )
 
-from trt_edge.inspect.errors import BundleInspectError
+from trt_edge.inspect.errors import BundleInspectError, PteFormatError
 from trt_edge.inspect.pte_reader import PteFile
 
 CHUNK = 1 << 20
@@ -221,6 +221,7 @@ class OpenBundle:
     signature_present: bool
     validation: dict[str, Any] | None
     pte: PteFile | None
+    pte_error: str | None = None
 
     @property
     def hashes_ok(self) -> bool:
@@ -286,7 +287,13 @@ def open_bundle(path: str | Path) -> Iterator[OpenBundle]:
                 validation = loaded if isinstance(loaded, dict) else {"value": loaded}
             except json.JSONDecodeError as exc:
                 validation = {"error": f"reports/validation.json is not JSON: {exc.msg}"}
-        pte = source.open_pte(MODEL_PTE, stack)
+        # A damaged model.pte is a finding about the bundle (reported with the hash
+        # results), not a reason to stop reading it.
+        pte_error: str | None = None
+        try:
+            pte = source.open_pte(MODEL_PTE, stack)
+        except PteFormatError as exc:
+            pte, pte_error = None, str(exc)
         yield OpenBundle(
             path=bundle_path,
             kind=source.kind,
@@ -297,4 +304,5 @@ def open_bundle(path: str | Path) -> Iterator[OpenBundle]:
             signature_present=BUNDLE_SIG in present,
             validation=validation,
             pte=pte,
+            pte_error=pte_error,
         )

@@ -174,6 +174,8 @@ def bundle_tree(doc: dict[str, Any]) -> Tree:
         "signature: bundle.sig "
         + ("present (verify with `trt-edge verify`)" if sig["present"] else "absent (unsigned)")
     )
+    if doc.get("pte_error"):
+        root.add(f"[red]model.pte: {escape(doc['pte_error'])}[/red]")
     if doc["pte"] is not None:
         pte_tree(doc["pte"], root.add("model.pte"))
     return root

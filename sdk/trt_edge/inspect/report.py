@@ -84,6 +84,8 @@ def _bundle_doc(bundle: OpenBundle) -> Report:
         signatures = str(exc)
         problems.append(f"{bundle.path}: {exc}")
     pte_report: Report | None = None
+    if bundle.pte_error is not None:
+        problems.append(bundle.pte_error)
     if bundle.pte is not None:
         pte_report = describe_pte(bundle.pte)
         problems.extend(pte_report.problems)
@@ -123,6 +125,7 @@ def _bundle_doc(bundle: OpenBundle) -> Report:
         },
         "validation": bundle.validation,
         "pte": pte_report.doc if pte_report is not None else None,
+        "pte_error": bundle.pte_error,
     }
     return Report(doc=doc, problems=problems)
 
