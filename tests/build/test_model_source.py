@@ -95,3 +95,14 @@ def test_source_digest_changes_with_the_code_and_not_with_unrelated_files(
     assert source_digest(manifest).sha256 == before.sha256
     (path.parent / "model.py").write_text(small_model.replace("2.0", "3.0"))
     assert source_digest(manifest).sha256 != before.sha256
+
+
+def test_module_entrypoint_is_imported_and_hashed_by_its_file(
+    write_project: WriteProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_project(entrypoint="trt_edge_test_small_model:build")
+    (path.parent / "model.py").rename(path.parent / "trt_edge_test_small_model.py")
+    monkeypatch.syspath_prepend(str(path.parent))
+    manifest = load_manifest_or_raise(path)
+    assert source_digest(manifest).files == ("trt_edge_test_small_model.py",)
+    assert type(load_model(manifest).module).__name__ == "Small"
