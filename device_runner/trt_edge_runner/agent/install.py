@@ -79,9 +79,15 @@ def install_bundle(
     facts: dict[str, str | None],
     *,
     smoke_runs: int = 3,
+    smoke: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> InstallResult:
-    """Install `tar_path` into the inactive slot and make it active, or raise InstallRefused."""
+    """Install `tar_path` into the inactive slot and make it active, or raise InstallRefused.
+
+    `smoke=False` is for staging into an image on a host that cannot run the bundle
+    (a Jetson rootfs on an x86 PC): no baseline is recorded, and the device's first
+    `health` run is the first time the model executes there.
+    """
     say = progress or (lambda _msg: None)
     with store.locked():
         recovered = store.recover()
@@ -135,14 +141,15 @@ def install_bundle(
         pause_point("extracted")
 
         try:
-            timings = run_every_phase(slot_dir, runs=smoke_runs)
+            timings = run_every_phase(slot_dir, runs=smoke_runs) if smoke else []
         except Exception as exc:  # any failure to run the model refuses the install
             raise InstallRefused(
                 f"{tar_path}: smoke run of {manifest.name} {manifest.version} in slot {slot} "
                 f"failed, previous model stays active: {exc}"
             ) from None
         baseline = {t.phase: round(t.median_ms, 4) for t in timings}
-        say("smoke run ok: " + ", ".join(f"{p} {ms:.2f} ms" for p, ms in baseline.items()))
+        if smoke:
+            say("smoke run ok: " + ", ".join(f"{p} {ms:.2f} ms" for p, ms in baseline.items()))
         pause_point("smoke_tested")
 
         info = SlotInfo(

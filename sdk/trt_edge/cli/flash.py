@@ -1,0 +1,72 @@
+"""`trt-edge flash --board BOARD --bsp DIR --bundle B [--dry-run]`: stage and flash a Jetson."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "flash",
+        help="stage runner, bundle, keys and service into an L4T BSP rootfs and flash a Jetson",
+        description=(
+            "Stage the device runner, BUNDLE (installed into slot A after its signature and "
+            "target are checked), the trusted keys and a systemd unit into BSP/rootfs, then "
+            "run NVIDIA's flash command for BOARD (with --dry-run: print it). Flashing needs "
+            "the Jetson in recovery mode on USB, root, and the BSP prepared with "
+            "apply_binaries.sh."
+        ),
+    )
+    parser.add_argument("--board", required=True, help="board name or target id from the catalog")
+    parser.add_argument("--bsp", required=True, type=Path, help="Linux_for_Tegra directory")
+    parser.add_argument(
+        "--bundle", required=True, type=Path, help="signed bundle .tar (or bundle directory)"
+    )
+    parser.add_argument(
+        "--pubkey", action="append", type=Path, default=[], help="trusted key (repeatable)"
+    )
+    parser.add_argument("--dry-run", action="store_true", help="stage, print the flash command")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from trt_edge.flash.boards import board_target, flash_command
+    from trt_edge.flash.errors import FlashError
+    from trt_edge.flash.stage import stage_rootfs
+
+    try:
+        target = board_target(args.board)
+        command = flash_command(target)
+        bundle = args.bundle
+        if bundle.is_dir():
+            from trt_edge.build.bundle_tar import write_bundle_tar
+
+            bundle = write_bundle_tar(bundle, Path(tempfile.mkdtemp()) / f"{bundle.name}.tar")
+        result = stage_rootfs(args.bsp, target, bundle, args.pubkey)
+    except FlashError as exc:
+        print(f"trt-edge flash: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    print(f"staged {result.name} {result.version} for {target.id} into {result.rootfs}:")
+    for item in result.written:
+        print(f"  {item}")
+    line = shlex.join(command)
+    if args.dry_run:
+        print(f"flash command (run in {args.bsp} with the Jetson in recovery mode):\n  {line}")
+        return 0
+    tool = args.bsp / (target.flash_tool or "")
+    if not tool.exists():
+        print(
+            f"trt-edge flash: error: {tool}: NVIDIA's flash tool is missing; this BSP is "
+            "incomplete (download Jetson Linux for the board)",
+            file=sys.stderr,
+        )
+        return 2
+    print(f"running: {line}", flush=True)
+    return subprocess.run(command, cwd=args.bsp, check=False).returncode

@@ -1,0 +1,148 @@
+"""Stage a device image into an L4T BSP's `rootfs/`.
+
+    rootfs/opt/trt-edge/runner/trt_edge_runner/       the device package (pure Python)
+    rootfs/usr/local/bin/trt-edge-device              launcher for it
+    rootfs/etc/trt-edge/keys/*.pub                    trusted signing keys
+    rootfs/var/lib/trt-edge/{state.json,slots/A,current}   the bundle, installed into slot A
+    rootfs/etc/systemd/system/trt-edge-agent.service  boot-time recovery of interrupted installs
+    rootfs/etc/systemd/system/multi-user.target.wants/trt-edge-agent.service (enabling link)
+
+The bundle goes through the device agent's own install transaction (signature
+against the staged keys, fingerprint against the board's target, safe
+extraction, atomic state), minus the smoke run: the host cannot execute a
+TensorRT engine built for the Jetson, so the first `health` on the device is the
+first real run. The runner's Python dependencies (executorch runtime, numpy,
+cryptography) must come with the rootfs image (JetPack's Python plus a wheel
+install); they are not staged here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trt_edge_runner.agent.durable import write_atomic
+
+from trt_edge.flash.errors import FlashError
+from trt_edge.targets import Target
+
+SERVICE_NAME = "trt-edge-agent.service"
+
+LAUNCHER = """#!/bin/sh
+# trt-edge device CLI, staged by `trt-edge flash`.
+PYTHONPATH=/opt/trt-edge/runner${PYTHONPATH:+:$PYTHONPATH} \\
+  exec python3 -m trt_edge_runner.device_cli "$@"
+"""
+
+SERVICE = """[Unit]
+Description=trt-edge agent: recover interrupted installs and report the active bundle
+After=local-fs.target
+ConditionPathExists=/var/lib/trt-edge
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/bin/trt-edge-device status
+ExecStartPost=-/usr/local/bin/trt-edge-device health
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+@dataclass
+class StageResult:
+    rootfs: Path
+    target: Target
+    name: str
+    version: str
+    written: list[str] = field(default_factory=list)
+
+
+def rootfs_of(bsp: Path) -> Path:
+    rootfs = bsp / "rootfs"
+    if not rootfs.is_dir():
+        raise FlashError(
+            f"{bsp}: not an L4T BSP (no rootfs/); extract Jetson Linux and its sample root "
+            "filesystem (Linux_for_Tegra/rootfs) and run apply_binaries.sh first"
+        )
+    return rootfs
+
+
+def _copy_runner(rootfs: Path) -> Path:
+    """Copy the installed trt_edge_runner package (sources only) into the rootfs, atomically."""
+    import trt_edge_runner
+
+    source = Path(trt_edge_runner.__file__).parent
+    dest_parent = rootfs / "opt/trt-edge/runner"
+    dest_parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest_parent / ".trt_edge_runner.staging"
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(source, tmp, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    dest = dest_parent / "trt_edge_runner"
+    old = dest_parent / ".trt_edge_runner.old"
+    shutil.rmtree(old, ignore_errors=True)
+    if dest.exists():
+        os.replace(dest, old)
+    os.replace(tmp, dest)
+    shutil.rmtree(old, ignore_errors=True)
+    return dest
+
+
+def stage_rootfs(bsp: Path, target: Target, bundle_tar: Path, pubkeys: list[Path]) -> StageResult:
+    """Write runner, keys, bundle (slot A) and the service into `bsp/rootfs`."""
+    from trt_edge_runner.agent.errors import AgentError
+    from trt_edge_runner.agent.install import install_bundle
+    from trt_edge_runner.agent.store import DeviceStore
+    from trt_edge_runner.signature import SignatureError, load_public_key
+
+    rootfs = rootfs_of(bsp)
+    if not pubkeys:
+        raise FlashError("--pubkey: at least one trusted public key is needed (NAME.pub)")
+    written: list[str] = []
+    keys_dir = rootfs / "etc/trt-edge/keys"
+    keys_dir.mkdir(parents=True, exist_ok=True)
+    for pub in pubkeys:
+        try:
+            load_public_key(pub)
+        except SignatureError as exc:
+            raise FlashError(str(exc)) from None
+        write_atomic(keys_dir / pub.name, pub.read_bytes())
+        written.append(f"etc/trt-edge/keys/{pub.name}")
+
+    runner = _copy_runner(rootfs)
+    written.append(str(runner.relative_to(rootfs)) + "/")
+    launcher = rootfs / "usr/local/bin/trt-edge-device"
+    launcher.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(launcher, LAUNCHER.encode(), mode=0o755)
+    written.append("usr/local/bin/trt-edge-device")
+
+    facts = {**target.fingerprint(), "sm": (target.sm_list() or (None,))[0]}
+    store = DeviceStore(rootfs / "var/lib/trt-edge")
+    state = store.load()
+    if state.active not in (None, "A") or state.previous is not None:
+        raise FlashError(
+            f"{store.root}: already holds installs ({state.active} active); a flashed image "
+            "starts with the bundle in slot A: use a fresh rootfs"
+        )
+    if state.active == "A":  # re-staging: put the new bundle into A again
+        shutil.rmtree(store.slot_dir("A"))
+        store.state_path.unlink()
+        store.current_link.unlink(missing_ok=True)
+    try:
+        result = install_bundle(store, bundle_tar, keys_dir, facts, smoke=False)
+    except AgentError as exc:
+        raise FlashError(str(exc), exit_code=1) from None
+    written.append(f"var/lib/trt-edge/slots/{result.slot}/ ({result.name} {result.version})")
+
+    unit_dir = rootfs / "etc/systemd/system"
+    wants = unit_dir / "multi-user.target.wants"
+    wants.mkdir(parents=True, exist_ok=True)
+    write_atomic(unit_dir / SERVICE_NAME, SERVICE.encode())
+    link = wants / SERVICE_NAME
+    if not link.is_symlink():
+        os.symlink(f"../{SERVICE_NAME}", link)
+    written.append(f"etc/systemd/system/{SERVICE_NAME} (enabled)")
+    return StageResult(rootfs, target, result.name, result.version, written)

@@ -1,0 +1,120 @@
+"""`trt-edge flash` staging into a temporary L4T BSP tree (the flash itself needs hardware)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from agent.conftest import Bundles  # type: ignore[import-not-found]
+from trt_edge.cli.main import main
+from trt_edge.flash.boards import boards, flash_command
+
+
+@pytest.fixture
+def bsp(tmp_path: Path) -> Path:
+    root = tmp_path / "Linux_for_Tegra"
+    (root / "rootfs" / "etc").mkdir(parents=True)
+    return root
+
+
+def flash(bsp: Path, bundle: Path, pubkey: Path, *extra: str, board: str = "") -> int:
+    return main(
+        [
+            "flash",
+            "--board",
+            board or "jetson-orin-nano-devkit",
+            "--bsp",
+            str(bsp),
+            "--bundle",
+            str(bundle),
+            "--pubkey",
+            str(pubkey),
+            *extra,
+        ]
+    )
+
+
+def test_dry_run_stages_runner_bundle_keys_and_service(
+    bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pub = agent_bundles.keys / "publisher.pub"
+    assert flash(bsp, agent_bundles.orin, pub, "--dry-run") == 0
+    out = capsys.readouterr().out
+    rootfs = bsp / "rootfs"
+    state = json.loads((rootfs / "var/lib/trt-edge/state.json").read_text())
+    assert state["active"] == "A" and state["slots"]["A"]["version"] == "1.0.0-orin"
+    assert os.readlink(rootfs / "var/lib/trt-edge/current") == "slots/A"
+    assert (rootfs / "var/lib/trt-edge/slots/A/model.pte").is_file()
+    assert (rootfs / "etc/trt-edge/keys/publisher.pub").read_bytes() == pub.read_bytes()
+    unit = rootfs / "etc/systemd/system/trt-edge-agent.service"
+    assert "ExecStart=/usr/local/bin/trt-edge-device status" in unit.read_text()
+    wants = rootfs / "etc/systemd/system/multi-user.target.wants/trt-edge-agent.service"
+    assert os.readlink(wants) == "../trt-edge-agent.service"
+    assert os.access(rootfs / "usr/local/bin/trt-edge-device", os.X_OK)
+    assert "l4t_initrd_flash.sh" in out and "jetson-orin-nano-devkit internal" in out
+
+    # The staged runner copy works on its own: it reads the staged state.
+    staged = rootfs / "opt/trt-edge/runner"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, trt_edge_runner, trt_edge_runner.device_cli as c;"
+            "print(trt_edge_runner.__file__, file=sys.stderr);"
+            f"sys.exit(c.main(['status', '--json', '--root', '{rootfs / 'var/lib/trt-edge'}']))",
+        ],
+        env={**os.environ, "PYTHONPATH": str(staged)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert str(staged) in result.stderr
+    assert json.loads(result.stdout)["version"] == "1.0.0-orin"
+
+
+def test_bundle_for_another_target_is_not_staged(
+    bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert flash(bsp, agent_bundles.v1, agent_bundles.keys / "publisher.pub", "--dry-run") == 1
+    err = capsys.readouterr().err
+    assert "arch: bundle needs x86_64, device is aarch64" in err
+    assert not (bsp / "rootfs/var/lib/trt-edge/state.json").exists()
+
+
+def test_untrusted_bundle_is_not_staged(
+    bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pub = agent_bundles.keys / "publisher.pub"
+    assert flash(bsp, agent_bundles.other_key, pub, "--dry-run") == 1
+    assert "not trusted here" in capsys.readouterr().err
+
+
+def test_bad_board_and_missing_rootfs_are_bad_input(
+    tmp_path: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pub = agent_bundles.keys / "publisher.pub"
+    assert flash(tmp_path, agent_bundles.orin, pub, "--dry-run", board="jetson-tx1") == 2
+    err = capsys.readouterr().err
+    assert "--board jetson-tx1: not a flashable board" in err and "jetson-orin-nano-devkit" in err
+    assert flash(tmp_path, agent_bundles.orin, pub, "--dry-run") == 2
+    assert "not an L4T BSP (no rootfs/)" in capsys.readouterr().err
+
+
+def test_real_flash_without_nvidia_tool_says_the_bsp_is_incomplete(
+    bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert flash(bsp, agent_bundles.orin, agent_bundles.keys / "publisher.pub") == 2
+    assert "NVIDIA's flash tool is missing" in capsys.readouterr().err
+
+
+def test_every_catalog_board_has_a_flash_command() -> None:
+    known = boards()
+    assert "jetson-orin-nano-devkit" in known
+    for target in known.values():
+        command = flash_command(target)
+        assert command[0] == "sudo" and target.flash_board in command
