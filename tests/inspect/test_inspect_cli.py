@@ -240,3 +240,18 @@ def test_unreadable_model_in_bundle_is_reported_with_the_hash_check(
     assert doc["pte"] is None and str(pte) in doc["pte_error"]
     assert main(["inspect", str(bundle)]) == 1
     assert "model.pte:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("container", ["dir", "tar.gz"])
+def test_extract_engines_from_a_bundle(
+    capsys: pytest.CaptureFixture[str], tensorrt_pte: Path, tmp_path: Path, container: str
+) -> None:
+    """SYNTHETIC TensorRT bundle (placeholder engines): extraction works through bundles,
+    including a compressed tar whose model.pte is extracted to a private temp file."""
+    b = make_bundle(tensorrt_pte, tmp_path / "trt-1.0.0")
+    path = b if container == "dir" else tar_bundle(b, tmp_path / "trt.tar.gz", "w:gz")
+    out_dir = tmp_path / "engines"
+    assert main(["inspect", str(path), "--extract-engines", str(out_dir)]) == 0
+    assert "extracted 2 TensorRT engine(s)" in capsys.readouterr().out
+    payloads = {p.read_bytes() for p in out_dir.glob("*.engine")}
+    assert payloads == {placeholder_engine(300, 1), placeholder_engine(200, 2)}
