@@ -137,6 +137,11 @@ def test_cpp_bad_requests_fail_clearly(
 
 
 def test_cpp_refuses_a_tampered_bundle(trt_edge_run: Path, llm_like_bundle: Path) -> None:
+    clean = run_cpp(trt_edge_run, "--bundle", str(llm_like_bundle), "--phase", "decode", "--json")
+    assert json.loads(clean.stdout.strip().splitlines()[-1])["digests_verified"], (
+        "trt-edge-run was built without OpenSSL and checks sizes only: install libssl-dev "
+        "(.ci/sysdeps) and rebuild"
+    )
     pte = llm_like_bundle / "model.pte"
     data = bytearray(pte.read_bytes())
     data[100] ^= 1

@@ -264,3 +264,15 @@ def test_check_answers_without_running_or_moving_sticky_state(overlapping_bundle
     with pytest.raises(ProfileMismatchError):
         runner.check(Request.auto(), [ids(SEQ_MAX + 1), SCALE])
     assert runner.last_profile == 1
+
+
+def test_pin_on_a_single_profile_bundle_is_ignored_and_said_once(
+    make_bundle: BundleMaker, caplog: pytest.LogCaptureFixture
+) -> None:
+    runner = Runner.open(make_bundle([("all", 1, 8, SEQ_MAX)], {"run": 0}))
+    with caplog.at_level(logging.WARNING, logger="trt_edge_runner"):
+        first = runner.run(1, [ids(4), SCALE])
+        second = runner.run(3, [ids(5), SCALE])
+    assert (first.profile, first.outcome) == (0, Outcome.PIN_IGNORED_SINGLE_PROFILE)
+    assert second.outcome is Outcome.PIN_IGNORED_SINGLE_PROFILE
+    assert sum("ignoring the pin" in r.getMessage() for r in caplog.records) == 1
