@@ -89,6 +89,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
+    import logging
+
+    import structlog
+
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     for example in args.examples:
         bench_example(example, args.repeat)
     return 0

@@ -55,3 +55,19 @@ def test_cpu_backends_refuse_reduced_precision_naming_the_manifest_line(tmp_path
     line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "precision:" in t)
     assert f"{path}:{line}:" in str(info.value)
     assert "only supported by the tensorrt backend" in str(info.value)
+
+
+def test_tensorrt_inputs_carry_every_profile_in_manifest_order() -> None:
+    from trt_edge.build.backends.tensorrt import input_profiles
+
+    manifest = load_manifest_or_raise(EXAMPLES / "tiny_llm" / "manifest.yaml")
+    ids, start_pos, k_cache, _v = input_profiles(manifest)
+    assert ids == {
+        "dtype": "int64",
+        "profiles": [
+            {"min_shape": (1, 1), "opt_shape": (1, 1), "max_shape": (1, 1)},  # 0 decode
+            {"min_shape": (1, 2), "opt_shape": (1, 128), "max_shape": (1, 512)},  # 1 prefill
+        ],
+    }
+    assert start_pos == {"shape": (1,), "dtype": "int64"}
+    assert k_cache == {"shape": (2, 1, 4, 640, 16), "dtype": "float32"}

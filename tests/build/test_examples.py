@@ -99,3 +99,12 @@ def test_vision_parity_at_min_opt_max_of_each_batch_profile(vision_bundle: Path)
         for out in entry["outputs"]:
             assert out["max_abs"] <= report["tolerance"]["atol"] + 1e-3
     assert _doc(vision_bundle).runtime.phases == {"infer": "auto"}
+
+
+@pytest.mark.parametrize("fixture", ["tiny_llm_bundle", "vision_bundle"])
+def test_report_records_the_delegates_bundle_json_lists(
+    fixture: str, request: pytest.FixtureRequest
+) -> None:
+    bundle: Path = request.getfixturevalue(fixture)
+    listed = json.loads((bundle / "bundle.json").read_bytes())["delegates"]
+    assert _report(bundle)["delegates"] == listed

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import structlog
-from trt_edge_runner.bundle_format import MODEL_PTE, TensorSpec, canonical_json
+from trt_edge_runner.bundle_format import MODEL_PTE, DelegateInfo, TensorSpec, canonical_json
 
 from trt_edge.build.backends import BackendChoice, Lowered, choose_backend
 from trt_edge.build.bundle import (
@@ -347,7 +347,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
                 )
 
             write_bundle_json(staged.path, document())
-        report = _validate(job, plan, staged.path, choice, lowered)
+        report = _validate(job, plan, staged.path, choice, lowered, delegates)
         if not report.ok:
             failed = options.out_dir / f"{bundle_dir_name(manifest)}.validation-failed.json"
             write_file(failed.with_suffix(".tmp"), canonical_json(report.doc))
@@ -376,7 +376,12 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
 
 
 def _validate(
-    job: _Build, plan: ExportPlan, staged: Path, choice: BackendChoice, lowered: Lowered
+    job: _Build,
+    plan: ExportPlan,
+    staged: Path,
+    choice: BackendChoice,
+    lowered: Lowered,
+    delegates: tuple[DelegateInfo, ...],
 ) -> ValidationReport:
     from trt_edge.build.validate import validate_bundle
 
@@ -395,7 +400,9 @@ def _validate(
         if hit is not None:
             flag["cached"] = True
             return ValidationReport(json.loads(hit["validation.json"]))
-        report = validate_bundle(staged, manifest, plan, job.model().module, choice.backend.name)
+        report = validate_bundle(
+            staged, manifest, plan, job.model().module, choice.backend.name, delegates
+        )
         if report.ok:
             job.cache.put("validate", key, {"validation.json": canonical_json(report.doc)})
         return report

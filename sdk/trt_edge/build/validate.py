@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from trt_edge_runner.bundle_format import DelegateInfo
 
 from trt_edge.build.plan import ExportPlan, sample_inputs
 from trt_edge.manifest.resolved import ResolvedManifest
@@ -86,6 +87,7 @@ def validate_bundle(
     plan: ExportPlan,
     module: Any,
     backend: str,
+    delegates: tuple[DelegateInfo, ...] = (),
 ) -> ValidationReport:
     """Run every sample and probe through the runner on `staged_dir`; build the report."""
     from trt_edge_runner.errors import RunnerError
@@ -186,6 +188,16 @@ def validate_bundle(
         "parity": parity,
         "largest_output": {"per_profile": per_profile, "largest_profile": biggest},
         "outside": outside,
+        "delegates": [
+            {
+                "backend_id": d.backend_id,
+                "method": d.method,
+                "index": d.index,
+                "blob_size": d.blob_size,
+                "profile_signature": d.profile_signature,
+            }
+            for d in delegates
+        ],
         "ok": not failures,
         "failures": failures,
     }
@@ -216,7 +228,12 @@ def render_table(doc: dict[str, Any]) -> Any:
     """A rich Table of the parity runs, the largest outputs and the outside probes."""
     from rich.table import Table
 
-    table = Table(title=f"validation: {doc['model']['name']} ({doc['backend']})")
+    delegates = [d["backend_id"] for d in doc.get("delegates", [])]
+    counts = {name: delegates.count(name) for name in sorted(set(delegates))}
+    caption = "delegates: " + (
+        ", ".join(f"{name} x{n}" for name, n in counts.items()) or "none (portable kernels)"
+    )
+    table = Table(title=f"validation: {doc['model']['name']} ({doc['backend']})", caption=caption)
     for column in ("profile", "point", "symbols", "max abs err", "max rel err", "result"):
         table.add_column(column)
     for entry in doc["parity"]:

@@ -34,6 +34,28 @@ def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
+def input_profiles(manifest: ResolvedManifest) -> list[dict[str, Any]]:
+    """Per forward() input, the keyword arguments of its `torch_tensorrt.Input`.
+
+    Static inputs get `shape`; dynamic ones get `profiles`, one
+    {min_shape, opt_shape, max_shape} per manifest profile in manifest order —
+    the order is the profile index the engine ships with. Plain data, so it is
+    tested without torch_tensorrt.
+    """
+    specs: list[dict[str, Any]] = []
+    for spec in manifest.inputs:
+        if all(isinstance(d, int) for d in spec.shape):
+            specs.append({"shape": tuple(int(d) for d in spec.shape), "dtype": spec.dtype})
+            continue
+        profiles = []
+        for profile in manifest.profiles:
+            ((lo, hi),) = profile.bounds((spec,))
+            opt = spec.dims_for(profile.opt_symbols())
+            profiles.append({"min_shape": lo, "opt_shape": opt, "max_shape": hi})
+        specs.append({"profiles": profiles, "dtype": spec.dtype})
+    return specs
+
+
 class TensorRTBackend:
     name = "tensorrt"
 
@@ -67,18 +89,10 @@ class TensorRTBackend:
                 f"{manifest.source_path}: build.precision: {manifest.precision} needs a "
                 "calibration step trt-edge does not run yet; use fp16 or fp32"
             )
-        trt_inputs = []
-        for spec in manifest.inputs:
-            dtype = getattr(torch, spec.dtype)
-            if all(isinstance(d, int) for d in spec.shape):
-                trt_inputs.append(torch_tensorrt.Input(shape=spec.shape, dtype=dtype))
-                continue
-            profiles = []
-            for profile in manifest.profiles:
-                lo, hi = zip(*profile.bounds((spec,)), strict=True)
-                opt = spec.dims_for(profile.opt_symbols())
-                profiles.append({"min_shape": lo[0], "opt_shape": opt, "max_shape": hi[0]})
-            trt_inputs.append(torch_tensorrt.Input(profiles=profiles, dtype=dtype))
+        trt_inputs = [
+            torch_tensorrt.Input(**{**kw, "dtype": getattr(torch, kw["dtype"])})
+            for kw in input_profiles(manifest)
+        ]
         example = tuple(
             torch.from_numpy(a).cuda()
             for a in sample_inputs(manifest.inputs, plan.example_symbols, seed=0)
