@@ -118,3 +118,30 @@ def test_two_clean_builds_are_byte_identical(write_project: WriteProject, tmp_pa
     doc = json.loads((a.bundle_dir / "bundle.json").read_bytes())
     assert doc["backend"] == "xnnpack"
     assert doc["provenance"]["source_date_epoch"] == 1_700_000_000
+
+
+class _InterruptAt:
+    """A progress sink that presses Ctrl-C when `stage` starts (what a user does)."""
+
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+
+    def stage_started(self, stage: str) -> None:
+        if stage == self.stage:
+            raise KeyboardInterrupt
+
+    def stage_finished(self, stage: str, seconds: float, cached: bool) -> None:
+        pass
+
+
+def test_interrupted_build_leaves_the_previous_bundle_and_no_staging_dir(
+    write_project: WriteProject, tmp_path: Path
+) -> None:
+    manifest = write_project()
+    good = build(manifest, _options(tmp_path))
+    before = _digest(good.bundle_dir / "bundle.json")
+    manifest.write_text(manifest.read_text().replace("max: 16", "max: 32"))  # a real change
+    with pytest.raises(KeyboardInterrupt):
+        build(manifest, _options(tmp_path, progress=_InterruptAt("validate")))
+    assert _digest(good.bundle_dir / "bundle.json") == before
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["small-1.0.0"]
