@@ -291,6 +291,14 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
         model=manifest.name,
         target=target.get("id"),
     )
+    if target.get("tensorrt") and choice.backend.name != "tensorrt":
+        log.warning(
+            "target_expects_tensorrt",
+            target=target.get("id"),
+            backend=choice.backend.name,
+            hint="this bundle runs on the target's CPU only; build with --backend tensorrt "
+            "in the target's builder image for GPU execution",
+        )
     job = _Build(manifest, options)
     job.timer.seconds.update(progress_timer.seconds)
     job.timer.cached.update(progress_timer.cached)
@@ -321,8 +329,10 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
             from trt_edge.build.delegates import read_delegates
 
             write_file(staged.path / MODEL_PTE, lowered.pte)
+            # One external-data file is named model.ptd: the name the runner loads.
             for name, data in lowered.ptd.items():
-                write_file(staged.path / name, data)
+                target_name = "model.ptd" if len(lowered.ptd) == 1 else name
+                write_file(staged.path / target_name, data)
             delegates = read_delegates(staged.path / MODEL_PTE, manifest)
             provenance = {
                 "manifest_sha256": manifest.source_sha256,
