@@ -142,7 +142,19 @@ def grow_pte(source: Path, dest: Path, extra: int, key: str = "bench/padding") -
     return dest
 
 
-INSPECT = [sys.executable, "-m", "trt_edge.cli.main", "inspect", "--json"]
+# `trt-edge inspect --json PATH` in a fresh interpreter; prints how long `main()` took
+# (reading the file and building the report) apart from interpreter start-up.
+INSPECT_SCRIPT = """
+import contextlib, io, sys, time
+from trt_edge.cli.main import main
+t = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    rc = main(["inspect", "--json", sys.argv[1]])
+print(f"{time.perf_counter() - t:.4f}")
+sys.exit(rc)
+"""
+INSPECT = [sys.executable, "-c", INSPECT_SCRIPT]
+INSPECT_CLI = [sys.executable, "-m", "trt_edge.cli.main", "inspect", "--json"]
 EXECUTORCH_DESERIALIZE = [
     sys.executable,
     "-c",
@@ -184,15 +196,17 @@ def main() -> int:
                 measure([*EXECUTORCH_DESERIALIZE, str(mid)]),
             ),
         ]
-        doc = json.loads(subprocess.run([*INSPECT, str(big)], capture_output=True).stdout)
+        doc = json.loads(subprocess.run([*INSPECT_CLI, str(big)], capture_output=True).stdout)
         padding = next(n for n in doc["named_data"] if n["key"] == "bench/padding")
         assert padding["size"] == 2 * GIB, padding
         for f in (small, mid, big):
             f.unlink()
 
-    print(f"{'what':46s} {'wall s':>8s} {'peak RSS MiB':>13s}")
+    print(f"{'what':46s} {'process s':>9s} {'inspect s':>9s} {'peak RSS MiB':>13s}")
     for name, r in rows:
-        print(f"{name:46s} {r['wall']:8.2f} {r['rss_mib']:13.1f}")
+        inner = str(r["stdout"]).strip().splitlines()
+        read = f"{float(inner[-1]):9.3f}" if name.startswith("trt-edge") and inner else f"{'-':>9s}"
+        print(f"{name:46s} {r['wall']:9.2f} {read} {r['rss_mib']:13.1f}")
     tiny, _, big_r, et_r = (r for _, r in rows)
     mid_r = rows[1][1]
     print(
@@ -201,7 +215,7 @@ def main() -> int:
         f"executorch / ours at 256 MiB  wall {float(et_r['wall']) / float(mid_r['wall']):.1f}x, "
         f"RSS {float(et_r['rss_mib']) / float(mid_r['rss_mib']):.1f}x"
     )
-    ok_time = float(big_r["wall"]) < 2.0
+    ok_time = float(big_r["wall"]) < 2.0  # whole process, start-up included
     ok_rss = float(big_r["rss_mib"]) < 200.0
     print(
         f"goal (2 GiB .pte: < 2 s, < 200 MB RSS): wall {'met' if ok_time else 'MISSED'}, "
