@@ -10,6 +10,7 @@ only when the artifact cannot be read at all.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -155,8 +156,6 @@ def _write_atomic(dest: Path, chunks: memoryview) -> None:
 
 
 def _extract_from(pte: PteFile, out_dir: Path) -> list[Path]:
-    import json
-
     written: list[Path] = []
     for d in pte.info.delegates:
         if not is_tensorrt_backend(d.backend_id):
