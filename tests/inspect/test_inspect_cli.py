@@ -255,3 +255,18 @@ def test_extract_engines_from_a_bundle(
     assert "extracted 2 TensorRT engine(s)" in capsys.readouterr().out
     payloads = {p.read_bytes() for p in out_dir.glob("*.engine")}
     assert payloads == {placeholder_engine(300, 1), placeholder_engine(200, 2)}
+
+
+def test_listed_name_outside_the_bundle_counts_as_missing(
+    capsys: pytest.CaptureFixture[str], bundle: Path
+) -> None:
+    doc = json.loads((bundle / "bundle.json").read_text())
+    outside = bundle.parent / "secret.txt"
+    outside.write_text("not part of the bundle")
+    doc["files"]["../secret.txt"] = {"sha256": "0" * 64, "size": 22}
+    (bundle / "bundle.json").write_text(json.dumps(doc))
+    code, out, err = inspect_json(capsys, str(bundle))
+    assert code == 1
+    assert "../secret.txt is listed in bundle.json but missing" in err
+    entry = next(f for f in out["files"] if f["name"] == "../secret.txt")
+    assert entry["actual_sha256"] is None

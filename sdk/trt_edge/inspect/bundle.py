@@ -106,7 +106,11 @@ class _DirSource(_Source):
         )
 
     def _file(self, name: str) -> Path | None:
+        """The file for a bundle.json name; None when absent or when the name points
+        outside the bundle (`../x`, `/etc/x`): a listed file must live in the bundle."""
         p = self.path / name
+        if not p.resolve().is_relative_to(self.path.resolve()):
+            return None
         return p if p.is_file() else None
 
     def read_small(self, name: str) -> bytes | None:
@@ -133,8 +137,15 @@ class _TarSource(_Source):
         self.path = path
         try:
             self._tar = tarfile.open(path, "r:*")  # noqa: SIM115 — closed by close()
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise BundleInspectError(
+                f"{path}: not a readable tar archive ({exc}); pass a bundle directory, "
+                "a bundle .tar or a .pte"
+            ) from None
+        try:
             members = self._tar.getmembers()
         except (tarfile.TarError, OSError, EOFError) as exc:
+            self._tar.close()
             raise BundleInspectError(
                 f"{path}: not a readable tar archive ({exc}); pass a bundle directory, "
                 "a bundle .tar or a .pte"
