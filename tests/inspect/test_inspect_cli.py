@@ -270,3 +270,18 @@ def test_listed_name_outside_the_bundle_counts_as_missing(
     assert "../secret.txt is listed in bundle.json but missing" in err
     entry = next(f for f in out["files"] if f["name"] == "../secret.txt")
     assert entry["actual_sha256"] is None
+
+
+def test_tar_that_is_not_a_bundle_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    fake = tmp_path / "fake.tar"
+    fake.write_bytes(b"not a tar at all" * 40)
+    assert main(["inspect", str(fake)]) == 2
+    assert "not a readable tar archive" in capsys.readouterr().err
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "readme.txt").write_text("hi")
+    archive = tar_bundle(other, tmp_path / "other.tar")
+    assert main(["inspect", str(archive)]) == 2
+    assert "has no bundle.json" in capsys.readouterr().err
