@@ -12,6 +12,7 @@ filter (PEP 706), so one mistake in either does not open a hole.
 from __future__ import annotations
 
 import os
+import shutil
 import tarfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -119,10 +120,34 @@ class BundleTar:
                 raise self._refuse(f"more than {MAX_BUNDLE_BYTES} bytes of content; refused")
             selected.append(member)
         for member in selected:
-            # Extract through the `data` filter, under the member's bundle-relative name.
-            renamed = member.replace(name=self._relative(member.name) or member.name, deep=False)
-            self.archive.extract(renamed, dest, filter="data")
+            self._write_member(member, dest)
         _fsync_tree(dest)
+
+    def _write_member(self, member: tarfile.TarInfo, dest: Path) -> None:
+        """Write one checked regular member below `dest` ourselves: new file only, no link
+        followed, exactly `member.size` bytes. tarfile's `data` filter (PEP 706; absent
+        from some device Pythons) is consulted as a second opinion where it exists."""
+        data_filter = getattr(tarfile, "data_filter", None)
+        if data_filter is not None:
+            try:
+                data_filter(member, str(dest))
+            except tarfile.TarError as exc:
+                raise self._refuse(
+                    f"{member.name}: refused by tarfile's data filter: {exc}"
+                ) from None
+        rel = self._relative(member.name)
+        if rel is None:  # pragma: no cover - directories were filtered out by the caller
+            return
+        target = dest.joinpath(*PurePosixPath(rel).parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        source = self.archive.extractfile(member)
+        if source is None:  # pragma: no cover - isfile() checked by the caller
+            raise self._refuse(f"{member.name}: cannot be read")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        with os.fdopen(os.open(target, flags, 0o644), "wb") as out:
+            shutil.copyfileobj(source, out)
+            if out.tell() != member.size:
+                raise self._refuse(f"{member.name}: truncated in the archive")
 
 
 def _fsync_tree(root: Path) -> None:
