@@ -1,5 +1,6 @@
 #include "profiled_module.h"
 
+#include <chrono>
 #include <cstring>
 #include <iostream>
 
@@ -131,6 +132,8 @@ void ProfiledModule::execute_raw(const std::vector<Array>& inputs) {
 }
 
 RunResult ProfiledModule::execute(const std::vector<Array>& inputs) {
+  using clock = std::chrono::steady_clock;
+  const auto started = clock::now();
   if (inputs.size() != bundle_.inputs.size()) {
     throw RunnerError(std::to_string(inputs.size()) + " input(s) passed, the bundle's method takes " +
                           std::to_string(bundle_.inputs.size()),
@@ -176,6 +179,7 @@ RunResult ProfiledModule::execute(const std::vector<Array>& inputs) {
 
   std::vector<TensorPtr> keep;
   auto values = wrap(inputs, keep);
+  const auto before_execute = clock::now();
 #ifdef TRT_EDGE_TORCHTRT_PROFILE_GUARD
   namespace tt = torch_tensorrt::executorch;
   auto native_execute = [&]() {
@@ -193,6 +197,7 @@ RunResult ProfiledModule::execute(const std::vector<Array>& inputs) {
 #else
   auto result = module_->execute(bundle_.method, values);
 #endif
+  const auto after_execute = clock::now();
   if (!result.ok()) {
     throw RunnerError(bundle_.dir + "/model.pte: method '" + bundle_.method + "' failed on profile " +
                           std::to_string(profile) + " (ExecuTorch error 0x" +
@@ -222,6 +227,8 @@ RunResult ProfiledModule::execute(const std::vector<Array>& inputs) {
     std::memcpy(array.data.data(), tensor.const_data_ptr(), tensor.nbytes());
     out.outputs.push_back(std::move(array));
   }
+  last_overhead_us_ = std::chrono::duration<double, std::micro>(before_execute - started).count();
+  last_copy_us_ = std::chrono::duration<double, std::micro>(clock::now() - after_execute).count();
   return out;
 }
 

@@ -43,6 +43,13 @@ class ProfiledModule {
   /// for a pin the bundle cannot honour or a shape no profile accepts.
   RunResult execute(const std::vector<Array>& inputs);
 
+  /// Wall time of the last execute's own work before Module::execute: dims, select,
+  /// validate, tensor wrapping (the runner's per-call overhead; the bench reports it).
+  double last_overhead_us() const noexcept { return last_overhead_us_; }
+  /// Wall time of the last execute's copy of its outputs out of the method's planned
+  /// memory (which the next execution overwrites) — reported apart from the overhead.
+  double last_copy_us() const noexcept { return last_copy_us_; }
+
   /// Module::execute alone on prepared inputs, no policy: the baseline the bench compares to.
   void execute_raw(const std::vector<Array>& inputs);
 
@@ -56,6 +63,8 @@ class ProfiledModule {
   std::unique_ptr<executorch::extension::Module> module_;
   bool honour_policy_;
   bool pin_warned_ = false;
+  double last_overhead_us_ = 0.0;
+  double last_copy_us_ = 0.0;
   std::mutex mutex_;  // Module is not reentrant and auto is sticky: one execution at a time.
 };
 
