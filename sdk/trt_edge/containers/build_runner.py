@@ -16,6 +16,7 @@ intact until the final swap).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -317,8 +318,7 @@ def _finish(staging: Path, out_dir: Path, builder: dict[str, Any]) -> Path:
     document = BundleManifest.from_json((produced / BUNDLE_JSON).read_bytes())
     provenance = dict(document.provenance)
     provenance["builder"] = builder
-    document.provenance = provenance
-    write_bundle_json(produced, document)
+    write_bundle_json(produced, dataclasses.replace(document, provenance=provenance))
     staged = StagedBundle(out_dir, produced.name)
     os.rmdir(staged.path)
     os.rename(produced, staged.path)
