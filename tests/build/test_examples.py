@@ -108,3 +108,18 @@ def test_report_records_the_delegates_bundle_json_lists(
     bundle: Path = request.getfixturevalue(fixture)
     listed = json.loads((bundle / "bundle.json").read_bytes())["delegates"]
     assert _report(bundle)["delegates"] == listed
+
+
+def test_pinned_phases_land_on_their_profiles(tiny_llm_bundle: Path) -> None:
+    phases = {
+        (e["phase"], e["selected_profile"], e["ok"]) for e in _report(tiny_llm_bundle)["phases"]
+    }
+    assert phases == {("prefill", 1, True), ("decode", 0, True)}
+
+
+def test_auto_phase_lands_on_a_profile_that_fits_each_batch(vision_bundle: Path) -> None:
+    runs = [
+        (e["symbols"]["batch"], e["selected_profile"]) for e in _report(vision_bundle)["phases"]
+    ]
+    # sticky first-fit from a fresh runner, at each profile's opt in order
+    assert runs == [(1, 0), (4, 1), (16, 2)]

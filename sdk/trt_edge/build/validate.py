@@ -178,6 +178,7 @@ def validate_bundle(
                 f"{probe.bound}) was accepted; the runner must refuse it"
             )
         outside.append(entry)
+    phases = _check_phases(runner, manifest, module, failures, scrub)
     per_profile = [largest[i] for i in sorted(largest)]
     biggest = max(per_profile, key=lambda e: e["bytes"])["profile"] if per_profile else None
     doc = {
@@ -188,6 +189,7 @@ def validate_bundle(
         "parity": parity,
         "largest_output": {"per_profile": per_profile, "largest_profile": biggest},
         "outside": outside,
+        "phases": phases,
         "delegates": [
             {
                 "backend_id": d.backend_id,
@@ -202,6 +204,57 @@ def validate_bundle(
         "failures": failures,
     }
     return ValidationReport(doc)
+
+
+def _accepts(manifest: ResolvedManifest, index: int, symbols: dict[str, int]) -> bool:
+    dims = manifest.profiles[index].dims
+    return all(dims[s].min <= v <= dims[s].max for s, v in symbols.items() if s in dims)
+
+
+def _check_phases(
+    runner: Any, manifest: ResolvedManifest, module: Any, failures: list[str], scrub: str
+) -> list[dict[str, Any]]:
+    """Run every phase of the runtime policy the way an application would: by name.
+
+    A pinned phase runs at its profile's opt and must land on that profile; an
+    `auto` phase runs at every profile's opt in order and must land on a profile
+    that accepts the shape. Proves the policy compiled into bundle.json does
+    what the manifest said, through the runner's own phase guard.
+    """
+    from trt_edge_runner.errors import RunnerError
+
+    entries: list[dict[str, Any]] = []
+    for phase, target in manifest.runtime.phases.items():
+        indices = range(len(manifest.profiles)) if target == "auto" else [int(target)]
+        for index in indices:
+            symbols = manifest.profiles[index].opt_symbols()
+            arrays = sample_inputs(manifest.inputs, symbols, seed=500 + index)
+            entry: dict[str, Any] = {"phase": phase, "target": target, "symbols": symbols}
+            try:
+                result = runner.run(phase, arrays)
+            except RunnerError as exc:
+                entry.update(ok=False, error=str(exc).replace(scrub, manifest.name))
+                failures.append(f"phase {phase!r} at {symbols}: {entry['error']}")
+                entries.append(entry)
+                continue
+            want = _eager(module, arrays)
+            parity = all(
+                _compare(np.asarray(g), w, manifest.atol, manifest.rtol)["ok"]
+                for g, w in zip(result.outputs, want, strict=False)
+            )
+            landed = (
+                _accepts(manifest, result.profile, symbols)
+                if target == "auto"
+                else result.profile == index
+            )
+            entry.update(selected_profile=result.profile, ok=parity and landed)
+            if not entry["ok"]:
+                failures.append(
+                    f"phase {phase!r} ({target}) at {symbols}: ran on profile "
+                    f"{result.profile}, parity {'ok' if parity else 'failed'}"
+                )
+            entries.append(entry)
+    return entries
 
 
 def parity_summary(doc: dict[str, Any]) -> list[dict[str, Any]]:
