@@ -16,9 +16,10 @@ one run, measures side by side:
   timed inside each call — the overhead share we quote — and, apart, the copy
   of the outputs out of the method's planned memory.
 - C++ vs Python decode-step latency ratio (runner medians). Measured here the
-  C++ step is ~10x faster on the same .pte. Not investigated further; likely
-  causes are the kernel library linked into the Python extension versus the
-  optimized kernels trt-edge-run links, and the extension's per-call copies.
+  Python side is measured twice: with torch's default intra-op threads and
+  with `torch.set_num_threads(1)`. On a loaded 2-core machine the default
+  (threaded small ops, oversubscribed) made the Python step 10–20x slower
+  than C++; with one thread the two are close.
 
 Goals (issue 5): Python overhead ≤ 3 %, C++ ≤ 1 % of a decode step. Exits 0
 whether goals are met or not (a figure, not a test); 1 when a measurement
@@ -73,7 +74,19 @@ def cpp_binary() -> Path:
     return CPP_BINARY
 
 
-def python_side(bundle: Path) -> dict[str, float]:
+def python_side(bundle: Path, threads: int | None) -> dict[str, float]:
+    import torch
+
+    default_threads = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        return _python_side(bundle)
+    finally:
+        torch.set_num_threads(default_threads)
+
+
+def _python_side(bundle: Path) -> dict[str, float]:
     import numpy as np
     import torch
     from trt_edge_runner.runner import Runner
@@ -141,12 +154,14 @@ def cpp_side(bundle: Path) -> dict[str, float]:
 def main() -> int:
     try:
         bundle = tiny_llm_bundle()
-        py = python_side(bundle)
+        py = python_side(bundle, None)
+        py1 = python_side(bundle, 1)
         cpp = cpp_side(bundle)
     except Exception as exc:  # a figure that cannot be taken is reported, not hidden
         print(f"bench_runner: cannot measure: {exc}", file=sys.stderr)
         return 1
     ratio = cpp["runner_ms_p50"] / py["runner_ms_p50"]
+    ratio1 = cpp["runner_ms_p50"] / py1["runner_ms_p50"]
     print(f"tiny-LLM decode step (seq 1), {ITERATIONS} iterations, bundle {bundle}")
     print(
         f"  Python: runner.run p50 {py['runner_ms_p50']:.3f} ms, raw Method.execute p50 "
@@ -173,8 +188,26 @@ def main() -> int:
         f"(goal <= 1 %: {'met' if cpp['overhead_share'] <= 0.01 else 'NOT met'}); copying the "
         f"outputs out of planned memory adds {cpp['output_copy_us']:.0f} us"
     )
-    print(f"  C++ / Python runner decode-step latency ratio: {ratio:.3f}")
-    print(json.dumps({"python": py, "cpp": cpp, "cpp_over_python": ratio}))
+    print(
+        f"  Python with torch.set_num_threads(1): runner.run p50 {py1['runner_ms_p50']:.3f} ms, "
+        f"raw p50 {py1['raw_ms_p50']:.3f} ms, runner work {py1['overhead_share'] * 100:.2f} % "
+        "of that step"
+    )
+    print(
+        f"  C++ / Python runner decode-step latency ratio: {ratio:.3f} (torch default threads), "
+        f"{ratio1:.3f} (one torch thread)"
+    )
+    print(
+        json.dumps(
+            {
+                "python": py,
+                "python_one_thread": py1,
+                "cpp": cpp,
+                "cpp_over_python": ratio,
+                "cpp_over_python_one_thread": ratio1,
+            }
+        )
+    )
     return 0
 
 
