@@ -23,7 +23,10 @@ CA_DIR_ENV = "TRT_EDGE_EXTRA_CA_DIR"
 DEFAULT_CA_DIR = Path("/usr/local/share/ca-certificates")
 
 # Which files of a project package go into an image: the Python package and its metadata.
-_SKIP_DIRS = {"__pycache__", "build", "cpp", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+_SKIP_ANYWHERE = {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+# Only at a package folder's top: setuptools output and the C++ project (sdk/trt_edge/build
+# is a real subpackage and must not be mistaken for a build tree).
+_SKIP_AT_TOP = {"build", "dist", "cpp"}
 _SKIP_SUFFIXES = (".pyc", ".pyo", ".so", ".o")
 _SPEC_FILES_NOT_COPIED = {"image.json", "requirements.in"}
 
@@ -43,8 +46,13 @@ def project_root() -> Path:
 
 def _walk(root: Path) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(root):
+        top = Path(dirpath) == root
         dirnames[:] = sorted(
-            d for d in dirnames if d not in _SKIP_DIRS and not d.endswith(".egg-info")
+            d
+            for d in dirnames
+            if d not in _SKIP_ANYWHERE
+            and not (top and d in _SKIP_AT_TOP)
+            and not d.endswith(".egg-info")
         )
         for name in sorted(filenames):
             if not name.endswith(_SKIP_SUFFIXES):
