@@ -123,3 +123,15 @@ def test_auto_phase_lands_on_a_profile_that_fits_each_batch(vision_bundle: Path)
     ]
     # sticky first-fit from a fresh runner, at each profile's opt in order
     assert runs == [(1, 0), (4, 1), (16, 2)]
+
+
+def test_readable_table_shows_every_run_and_probe(tiny_llm_bundle: Path) -> None:
+    from rich.console import Console
+    from trt_edge.build.validate import render_table
+
+    console = Console(record=True, width=120)
+    console.print(render_table(_report(tiny_llm_bundle)))
+    text = console.export_text()
+    assert text.count("rejected") == 3
+    assert "1 prefill" in text and "seq=512" in text
+    assert "delegates: XnnpackBackend" in text

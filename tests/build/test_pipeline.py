@@ -93,7 +93,8 @@ def test_corrupted_cache_entry_is_detected_and_rebuilt(
 def test_failed_validation_keeps_the_previous_bundle_and_writes_the_report(
     write_project: WriteProject, tmp_path: Path
 ) -> None:
-    good = build(write_project(), _options(tmp_path))
+    good_manifest = write_project()
+    good = build(good_manifest, _options(tmp_path))
     before = {p.name: _digest(p) for p in good.bundle_dir.rglob("*") if p.is_file()}
     with pytest.raises(ValidationFailedError) as info:
         build(write_project(DRIFTING_MODEL), _options(tmp_path))
@@ -107,6 +108,9 @@ def test_failed_validation_keeps_the_previous_bundle_and_writes_the_report(
         "small-1.0.0",
         "small-1.0.0.validation-failed.json",
     ]
+    # A later good build removes the stale report (it no longer describes the bundle).
+    build(good_manifest, _options(tmp_path))
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["small-1.0.0"]
 
 
 def test_two_clean_builds_are_byte_identical(write_project: WriteProject, tmp_path: Path) -> None:

@@ -34,7 +34,12 @@ from trt_edge.build.bundle import (
     write_file,
 )
 from trt_edge.build.cache import StageCache, cache_key, default_cache_dir
-from trt_edge.build.errors import BadInputError, ManifestInvalidError, ValidationFailedError
+from trt_edge.build.errors import (
+    BadInputError,
+    LoweringError,
+    ManifestInvalidError,
+    ValidationFailedError,
+)
 from trt_edge.build.plan import ExportPlan, make_plan
 from trt_edge.build.validate import ValidationReport
 from trt_edge.manifest.resolved import ResolvedManifest
@@ -263,12 +268,22 @@ class _Build:
 
         program = self.program(plan, export_key)
         with self.timer.stage("lower"):
-            lowered = choice.backend.lower(program, self.manifest, plan)
+            try:
+                lowered = choice.backend.lower(program, self.manifest, plan)
+            except LoweringError as exc:
+                raise LoweringError(
+                    f"{self.manifest.source_path}: {exc.message}", hint=exc.hint
+                ) from exc
             outputs = output_specs(self.manifest, program)
             files = {MODEL_PTE: lowered.pte, "outputs.json": _outputs_to_json(outputs)}
             files.update({f"ptd/{n}": d for n, d in lowered.ptd.items()})
             self.cache.put("lower", key, files)
         return lowered, outputs
+
+
+def failed_report(out_dir: Path, manifest: ResolvedManifest) -> Path:
+    """Where a failed validation leaves its report: beside the bundle, never inside it."""
+    return out_dir / f"{bundle_dir_name(manifest)}.validation-failed.json"
 
 
 def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
@@ -359,7 +374,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
             write_bundle_json(staged.path, document())
         report = _validate(job, plan, staged.path, choice, lowered, delegates)
         if not report.ok:
-            failed = options.out_dir / f"{bundle_dir_name(manifest)}.validation-failed.json"
+            failed = failed_report(options.out_dir, manifest)
             write_file(failed.with_suffix(".tmp"), canonical_json(report.doc))
             os.replace(failed.with_suffix(".tmp"), failed)
             raise ValidationFailedError(
@@ -371,6 +386,8 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
             write_file(staged.path / VALIDATION_REPORT, canonical_json(report.doc))
             write_bundle_json(staged.path, document())
             bundle_dir = staged.commit()
+            # A report of an earlier failed attempt no longer describes this bundle.
+            failed_report(options.out_dir, manifest).unlink(missing_ok=True)
     except BaseException:
         staged.discard()
         raise
