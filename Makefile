@@ -32,8 +32,22 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-test-py: setup
-	$(BIN)/pytest -q -n $(JOBS) --dist loadgroup
+# Torch-TensorRT's ExecuTorch blob serializer is pure Python; its wheel cannot be
+# imported here (no TensorRT), so the one file our TR01/TR02 reader is checked
+# against is taken out of the pinned wheel (4 MB from PyPI) once per venv.
+UPSTREAM          := $(VENV)/upstream
+TRT_SERIALIZATION := $(UPSTREAM)/torch_tensorrt/executorch/serialization.py
+$(TRT_SERIALIZATION): $(STAMP)
+	rm -rf $(UPSTREAM) && mkdir -p $(UPSTREAM)/wheels
+	$(BIN)/pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+	  torch-tensorrt==2.14.0 -d $(UPSTREAM)/wheels
+	$(PYTHON) -c "import glob, zipfile, sys; \
+	  zipfile.ZipFile(glob.glob('$(UPSTREAM)/wheels/*.whl')[0]).extract('torch_tensorrt/executorch/serialization.py', '$(UPSTREAM)')"
+	test -f $@
+
+test-py: setup $(TRT_SERIALIZATION)
+	TORCH_TENSORRT_SERIALIZATION_PY=$(abspath $(TRT_SERIALIZATION)) \
+	  $(BIN)/pytest -q -n $(JOBS) --dist loadgroup
 
 # C++: the header-only policy (and, once present, the runner) built with
 # warnings as errors and run under ctest, against the ExecuTorch C++ SDK
