@@ -44,3 +44,13 @@ def test_entry_without_digest_is_treated_as_corrupt(tmp_path: Path) -> None:
     cache.put("export", key, {"program.pt2": b"x"})
     (cache.entry_dir("export", key) / "digest.json").write_text("{not json")
     assert cache.get("export", key) is None
+
+
+def test_unwritable_cache_only_costs_time(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache root should be")
+    events: list[str] = []
+    cache = StageCache(blocker / "cache", on_event=lambda name, fields: events.append(name))
+    cache.put("lower", "e" * 64, {"model.pte": b"x"})  # must not raise
+    assert events == ["cache_write_failed"]
+    assert cache.get("lower", "e" * 64) is None

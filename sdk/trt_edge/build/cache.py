@@ -78,8 +78,12 @@ class StageCache:
 
     def put(self, stage: str, key: str, files: dict[str, bytes]) -> None:
         entry = self.entry_dir(stage, key)
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-", dir=entry.parent))
+        try:
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-", dir=entry.parent))
+        except OSError as exc:
+            self._event("cache_write_failed", stage=stage, key=key, error=str(exc))
+            return
         try:
             for name, data in files.items():
                 (tmp / name).write_bytes(data)
