@@ -149,3 +149,35 @@ def test_interrupted_build_leaves_the_previous_bundle_and_no_staging_dir(
         build(manifest, _options(tmp_path, progress=_InterruptAt("validate")))
     assert _digest(good.bundle_dir / "bundle.json") == before
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["small-1.0.0"]
+
+
+# Exports fine (the check is skipped while exporting) but raises in eager for big inputs.
+EAGER_RAISES_MODEL = """
+import torch
+from torch import nn
+
+
+class Picky(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not torch.compiler.is_exporting() and x.shape[0] > 8:
+            raise ValueError("eager refuses more than 8 rows")
+        return self.linear(x)
+
+
+def build():
+    return Picky().eval()
+"""
+
+
+def test_eager_model_raising_during_validation_fails_the_build_cleanly(
+    write_project: WriteProject, tmp_path: Path
+) -> None:
+    with pytest.raises(ValidationFailedError) as info:
+        build(write_project(EAGER_RAISES_MODEL), _options(tmp_path))
+    assert "eager PyTorch raised ValueError: eager refuses more than 8 rows" in str(info.value)
+    assert info.value.exit_code == 1
+    assert not (tmp_path / "out" / "small-1.0.0").exists()

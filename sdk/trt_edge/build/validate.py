@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from trt_edge_runner.bundle_format import DelegateInfo
 
+from trt_edge.build.errors import ValidationFailedError
 from trt_edge.build.plan import ExportPlan, sample_inputs
 from trt_edge.manifest.resolved import ResolvedManifest
 
@@ -74,10 +75,18 @@ def _compare(got: np.ndarray, want: np.ndarray, atol: float, rtol: float) -> dic
 
 
 def _eager(module: Any, arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """The reference outputs; a model that raises here fails validation, not the CLI."""
     import torch
 
-    with torch.no_grad():
-        result = module(*(torch.from_numpy(a.copy()) for a in arrays))
+    try:
+        with torch.no_grad():
+            result = module(*(torch.from_numpy(a.copy()) for a in arrays))
+    except Exception as exc:
+        shapes = ", ".join(str(list(a.shape)) for a in arrays)
+        raise ValidationFailedError(
+            f"eager PyTorch raised {type(exc).__name__}: {exc} on inputs of shapes {shapes}; "
+            "the model must run every shape its profiles accept"
+        ) from exc
     return [t.detach().numpy() for t in _flatten(result)]
 
 
@@ -94,7 +103,13 @@ def validate_bundle(
     from trt_edge_runner.runner import Runner
 
     failures: list[str] = []
-    runner = Runner.open(staged_dir, verify_files=True)
+    try:
+        runner = Runner.open(staged_dir, verify_files=True)
+    except RunnerError as exc:
+        raise ValidationFailedError(
+            f"{manifest.source_path}: the device runner cannot open the built bundle: "
+            + str(exc).replace(str(staged_dir), manifest.name)
+        ) from exc
     scrub = str(staged_dir)
     parity: list[dict[str, Any]] = []
     largest: dict[int, dict[str, Any]] = {}
