@@ -100,11 +100,15 @@ def load_npz(path: Path | str, manifest: BundleManifest) -> list[npt.NDArray[Any
     """The bundle's inputs from an `.npz` keyed by input name, in input order.
 
     Keys `arr_0`, `arr_1`, … (what `np.savez(f, *arrays)` writes) are accepted
-    positionally when no input name is present, so quick scripts also work.
+    positionally when no input name is present, so quick scripts also work. A
+    directory of `<input name>.npy` files (the C++ runner's `--inputs` format)
+    is read too, so both runners take the same inputs.
     """
     import numpy as np
 
     path = Path(path)
+    if path.is_dir():
+        return _load_npy_dir(path, manifest)
     try:
         with np.load(path, allow_pickle=False) as npz:
             stored = {key: npz[key] for key in npz.files}
@@ -124,6 +128,24 @@ def load_npz(path: Path | str, manifest: BundleManifest) -> list[npt.NDArray[Any
             f"{', '.join(names)} (keys found: {', '.join(sorted(stored)) or 'none'})"
         )
     return [stored[name] for name in names]
+
+
+def _load_npy_dir(directory: Path, manifest: BundleManifest) -> list[npt.NDArray[Any]]:
+    import numpy as np
+
+    arrays = []
+    for spec in manifest.inputs:
+        path = directory / f"{spec.name}.npy"
+        if not path.is_file():
+            raise InputSpecError(
+                f"{path}: missing; an inputs directory holds one <input name>.npy per input "
+                f"({', '.join(s.name for s in manifest.inputs)})"
+            )
+        try:
+            arrays.append(np.load(path, allow_pickle=False))
+        except (OSError, ValueError) as exc:
+            raise InputSpecError(f"{path}: not a readable .npy file ({exc})") from None
+    return arrays
 
 
 def save_npz(path: Path | str, arrays: Mapping[str, npt.NDArray[Any]]) -> None:

@@ -81,3 +81,14 @@ def test_npz_positional_keys_and_missing_names(tmp_path: Path) -> None:
         load_npz(partial, manifest())
     with pytest.raises(InputSpecError, match="no such inputs file"):
         load_npz(tmp_path / "nope.npz", manifest())
+
+
+def test_a_directory_of_npy_files_is_read_like_the_cpp_runner_does(tmp_path: Path) -> None:
+    arrays = random_inputs(manifest(), {"seq": 3}, seed=9)
+    for spec, array in zip(manifest().inputs, arrays, strict=True):
+        np.save(tmp_path / f"{spec.name}.npy", array)
+    loaded = load_npz(tmp_path, manifest())
+    assert all(np.array_equal(x, y) for x, y in zip(arrays, loaded, strict=True))
+    (tmp_path / "mask.npy").unlink()
+    with pytest.raises(InputSpecError, match=r"mask\.npy: missing"):
+        load_npz(tmp_path, manifest())

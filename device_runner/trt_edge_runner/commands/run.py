@@ -48,7 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SYM=V",
         help="symbol values for random inputs, e.g. seq=128 (default: the profile's opt)",
     )
-    parser.add_argument("--inputs", metavar="FILE.npz", help="inputs keyed by input name")
+    parser.add_argument(
+        "--inputs", metavar="FILE.npz", help="inputs keyed by input name (.npz, or a dir of .npy)"
+    )
     parser.add_argument("--save-outputs", metavar="FILE.npz", help="write outputs by name")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     parser.add_argument(
