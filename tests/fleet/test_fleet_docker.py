@@ -1,0 +1,180 @@
+"""A real fleet: five containers of the `cpu-runtime` device image reached over real SSH by
+`ansible-playbook`, one of them configured (device.json) with a latency budget it cannot meet.
+
+Asserts the waves, the rollback of the failing device, the halt before the next
+wave, that untouched devices still run the old version, and that a device whose
+fingerprint does not match is skipped without being contacted.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import tarfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from agent.conftest import Bundles  # type: ignore[import-not-found]
+from trt_edge.cli.main import main
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+DEVICES = ("dev1", "dev2", "dev3", "dev4", "dev5")
+FAILING = "dev2"
+
+
+@dataclass
+class Fleet:
+    containers: dict[str, Any]
+    ips: dict[str, str]
+    key: Path
+
+
+def put_file(container: Any, path: str, data: bytes, mode: int = 0o644) -> None:
+    """Copy bytes into a container through the Docker API (a tar stream)."""
+    directory, name = path.rsplit("/", 1)
+    container.exec_run(["mkdir", "-p", directory], user="root")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        info.mode = mode
+        tar.addfile(info, io.BytesIO(data))
+    assert container.put_archive(directory, buffer.getvalue())
+
+
+def device_status(container: Any) -> dict[str, Any]:
+    code, out = container.exec_run(["trt-edge-device", "status", "--json"])
+    assert code == 0, out.decode()
+    doc: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+    return doc
+
+
+@pytest.fixture
+def fleet(
+    docker_client: DockerClient, runtime_image: str, agent_bundles: Bundles, tmp_path: Path
+) -> Iterator[Fleet]:
+    key = tmp_path / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    tag = uuid.uuid4().hex[:8]
+    network = docker_client.networks.create(f"trt-edge-fleet-{tag}", driver="bridge")
+    containers: dict[str, Any] = {}
+    try:
+        for name in DEVICES:
+            containers[name] = docker_client.containers.run(
+                runtime_image,
+                name=f"trt-edge-{name}-{tag}",
+                detach=True,
+                network=network.name,
+                environment={"SSH_AUTHORIZED_KEYS": key.with_suffix(".pub").read_text()},
+                mem_limit="1g",
+            )
+        v1 = agent_bundles.v1.read_bytes()
+        public = (agent_bundles.keys / "publisher.pub").read_bytes()
+        ips = {}
+        for name, container in containers.items():
+            container.reload()
+            ips[name] = container.attrs["NetworkSettings"]["Networks"][network.name]["IPAddress"]
+            put_file(container, "/etc/trt-edge/keys/publisher.pub", public)
+            put_file(container, "/var/tmp/tiny-1.0.0.tar", v1)
+            if name == FAILING:
+                # This device's operator demands 0.0001 ms per phase: no model meets it.
+                budget = {"health": {"latency_budget_ms": 0.0001}}
+                put_file(container, "/etc/trt-edge/device.json", json.dumps(budget).encode())
+            code, out = container.exec_run(
+                ["trt-edge-device", "install", "/var/tmp/tiny-1.0.0.tar"]
+            )
+            assert code == 0, out.decode()
+            assert device_status(container)["version"] == "1.0.0"
+        yield Fleet(containers, ips, key)
+    finally:
+        for container in containers.values():
+            container.remove(force=True)
+        network.remove()
+
+
+def test_rollout_halts_after_the_failing_wave_and_rolls_the_device_back(
+    fleet: Fleet, agent_bundles: Bundles, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ssh_args = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=20"
+    hosts = {
+        name: {
+            "ansible_host": fleet.ips[name],
+            "ansible_user": "root",
+            "ansible_connection": "ssh",
+            "ansible_ssh_private_key_file": str(fleet.key),
+            "ansible_ssh_common_args": ssh_args,
+            "ansible_python_interpreter": "/usr/bin/python3",
+            "trt_edge_facts": {"arch": "x86_64"},
+        }
+        for name in DEVICES
+    }
+    # Never contacted: its address is TEST-NET-3 and its target is a Jetson.
+    hosts["orin7"] = {"ansible_host": "203.0.113.7", "trt_edge_target": "jetson-orin-nano-jp6"}
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(json.dumps({"edge": {"hosts": hosts}}))
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"bundle: {agent_bundles.v2}\n"
+        "groups: [edge]\n"
+        "waves: [1, '40%', '100%']\n"  # 5 devices: dev1 | dev2 | dev3 dev4 dev5
+        "health: {max_latency_regression: 20.0, runs: 2}\n"
+        "failure_threshold: 0\n"
+    )
+    report_path = tmp_path / "report.json"
+    code = main(
+        [
+            "rollout",
+            str(plan),
+            "--inventory",
+            str(inventory),
+            "--workdir",
+            str(tmp_path / "work"),
+            "--report",
+            str(report_path),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 1, out
+    report = json.loads(report_path.read_text())
+    logs = "\n".join(p.read_text() for p in sorted((tmp_path / "work").glob("wave-*.log")))
+    assert report["waves"] == [["dev1"], ["dev2"], ["dev3", "dev4", "dev5"]], logs
+    assert report["waves_run"] == 2 and report["halted"], logs
+    devices = {d["host"]: d for d in report["devices"]}
+
+    assert devices["dev1"]["result"] == "updated", logs
+    assert (devices["dev1"]["old_version"], devices["dev1"]["new_version"]) == ("1.0.0", "2.0.0")
+    assert devices["dev1"]["install_seconds"] > 0 and devices["dev1"]["health_seconds"] > 0
+
+    assert devices[FAILING]["result"] == "rolled_back", logs
+    assert "latency budget 0.0001 ms" in devices[FAILING]["reason"]
+    assert devices[FAILING]["new_version"] == "1.0.0"
+
+    for name in ("dev3", "dev4", "dev5"):
+        assert devices[name]["result"] == "not_attempted"
+        assert "failure threshold 0" in devices[name]["reason"]
+
+    assert devices["orin7"]["result"] == "skipped"
+    assert "fingerprint mismatch" in devices["orin7"]["reason"]
+
+    # What the devices themselves say.
+    assert device_status(fleet.containers["dev1"])["version"] == "2.0.0"
+    failed = device_status(fleet.containers[FAILING])
+    assert (failed["version"], failed["previous_version"]) == ("1.0.0", "2.0.0")
+    for name in ("dev3", "dev4", "dev5"):
+        status = device_status(fleet.containers[name])
+        assert (status["version"], status["previous"]) == ("1.0.0", None)
+        never_copied = fleet.containers[name].exec_run(["test", "-e", "/var/tmp/trt-edge"])
+        assert never_copied.exit_code != 0
+    # The old model still runs on an untouched device.
+    code, health = fleet.containers["dev3"].exec_run(["trt-edge-device", "health", "--json"])
+    assert code == 0, health.decode()
+    assert "rollout tiny 2.0.0" in out and "HALTED" in out
