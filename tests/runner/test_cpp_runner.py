@@ -168,3 +168,12 @@ def test_cpp_bench_reports_runner_and_raw_latency(
     bench = json.loads(proc.stdout.strip().splitlines()[-1])["bench"]
     assert bench["iterations"] == 20
     assert bench["runner_us_p50"] > 0 and bench["raw_execute_us_p50"] > 0
+
+
+def test_cpp_malformed_bundle_json_fails_with_exit_1(
+    trt_edge_run: Path, llm_like_bundle: Path
+) -> None:
+    (llm_like_bundle / "bundle.json").write_text('{"schema_version": 1,', encoding="utf-8")
+    proc = run_cpp(trt_edge_run, "--bundle", str(llm_like_bundle), "--auto")
+    assert proc.returncode == 1
+    assert "bundle.json: not valid JSON" in proc.stderr

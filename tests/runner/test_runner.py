@@ -276,3 +276,13 @@ def test_pin_on_a_single_profile_bundle_is_ignored_and_said_once(
     assert (first.profile, first.outcome) == (0, Outcome.PIN_IGNORED_SINGLE_PROFILE)
     assert second.outcome is Outcome.PIN_IGNORED_SINGLE_PROFILE
     assert sum("ignoring the pin" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_malformed_bundle_json_names_the_file_and_place(llm_like_bundle: Path) -> None:
+    doc = llm_like_bundle / "bundle.json"
+    doc.write_text('{"schema_version": 1,', encoding="utf-8")
+    with pytest.raises(BundleFormatMismatchError, match=r"bundle\.json:1:\d+: not valid JSON"):
+        Runner.open(llm_like_bundle)
+    doc.write_text('{"schema_version": 99}', encoding="utf-8")
+    with pytest.raises(BundleFormatMismatchError, match="schema version 1, the bundle has 99"):
+        Runner.open(llm_like_bundle)

@@ -74,3 +74,30 @@ def test_a_guard_in_one_thread_is_invisible_to_another(llm_like_bundle: Path) ->
         thread.join()
     assert seen["main"] == Request.default()
     assert seen["holder"] == Request.pinned(1)
+
+
+def test_one_runner_per_thread_runs_independently(llm_like_bundle: Path, tiny_model: Any) -> None:
+    runners = [Runner.open(llm_like_bundle) for _ in range(2)]
+    errors: list[BaseException] = []
+
+    def worker(runner: Runner, seq: int) -> None:
+        rng = np.random.default_rng(seq)
+        try:
+            for _ in range(10):
+                ids = rng.integers(0, VOCAB, size=(1, seq), dtype=np.int64)
+                result = runner.run(Request.auto(), [ids, SCALE])
+                np.testing.assert_allclose(
+                    result.outputs[0], eager(tiny_model, ids, SCALE), atol=1e-5
+                )
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=worker, args=(r, s)) for r, s in zip(runners, (1, 30), strict=True)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert [r.last_profile for r in runners] == [0, 1]
