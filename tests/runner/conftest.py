@@ -30,7 +30,7 @@ def trt_edge_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if env:
         return Path(env)
     made = CPP_SRC / "build" / "runner" / "trt-edge-run"
-    if made.is_file():
+    if made.is_file() and (made.parent / "trt-edge-run-threads").is_file():
         return made
     build = tmp_path_factory.mktemp("cpp-build")
     subprocess.run(
@@ -47,7 +47,16 @@ def trt_edge_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
     )
     subprocess.run(
-        ["cmake", "--build", str(build), "--target", "trt-edge-run", "-j", "2"],
+        [
+            "cmake",
+            "--build",
+            str(build),
+            "--target",
+            "trt-edge-run",
+            "trt-edge-run-threads",
+            "-j",
+            "2",
+        ],
         check=True,
         capture_output=True,
     )

@@ -177,3 +177,11 @@ def test_cpp_malformed_bundle_json_fails_with_exit_1(
     proc = run_cpp(trt_edge_run, "--bundle", str(llm_like_bundle), "--auto")
     assert proc.returncode == 1
     assert "bundle.json: not valid JSON" in proc.stderr
+
+
+def test_cpp_threads_keep_their_own_guards(trt_edge_run: Path, llm_like_bundle: Path) -> None:
+    # Built next to trt-edge-run: two threads share one ProfiledModule, each pinned
+    # differently; every execution must run its own thread's profile, same outputs.
+    proc = run_cpp(trt_edge_run.parent / "trt-edge-run-threads", str(llm_like_bundle))
+    assert proc.returncode == 0, proc.stderr
+    assert "ok: 2 threads x 25 executions on profiles 0 and 1" in proc.stdout
