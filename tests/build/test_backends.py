@@ -71,3 +71,16 @@ def test_tensorrt_inputs_carry_every_profile_in_manifest_order() -> None:
     }
     assert start_pos == {"shape": (1,), "dtype": "int64"}
     assert k_cache == {"shape": (2, 1, 4, 640, 16), "dtype": "float32"}
+
+
+def test_target_outside_the_manifest_is_refused_before_any_work(tmp_path: Path) -> None:
+    from trt_edge.build.pipeline import BuildOptions, build
+
+    with pytest.raises(BadInputError) as info:
+        build(
+            EXAMPLES / "vision" / "manifest.yaml",
+            BuildOptions(out_dir=tmp_path / "out", cache_dir=tmp_path / "c", target="x86-ada"),
+        )
+    assert "--target x86-ada" in str(info.value) and "cpu-x86_64 only" in str(info.value)
+    assert info.value.exit_code == 2
+    assert not (tmp_path / "out").exists() and not (tmp_path / "c").exists()

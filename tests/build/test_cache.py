@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from trt_edge.build.cache import StageCache, cache_key
+import pytest
+from trt_edge.build.cache import StageCache, cache_key, default_cache_dir
 
 
 def test_key_is_independent_of_argument_order() -> None:
@@ -54,3 +55,13 @@ def test_unwritable_cache_only_costs_time(tmp_path: Path) -> None:
     cache.put("lower", "e" * 64, {"model.pte": b"x"})  # must not raise
     assert events == ["cache_write_failed"]
     assert cache.get("lower", "e" * 64) is None
+
+
+def test_default_cache_dir_follows_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRT_EDGE_CACHE", str(tmp_path / "explicit"))
+    assert default_cache_dir() == tmp_path / "explicit"
+    monkeypatch.delenv("TRT_EDGE_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache_dir() == tmp_path / "xdg" / "trt-edge"
