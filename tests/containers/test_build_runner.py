@@ -32,6 +32,7 @@ from trt_edge.containers.build_runner import (
     choose_mode,
 )
 from trt_edge.containers.errors import ContainerResourceError
+from trt_edge.containers.images import build_image
 from trt_edge.containers.lockfile import parse_lock
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def container_bundle(
         manifest,
         BuildOptions(out_dir=base / "out", cache_dir=base / "cache"),
         None,
-        None,
+        cpu_image,
         client=docker_client,
         echo=quiet,
     )
@@ -145,6 +146,8 @@ def test_two_container_builds_give_identical_bundles(
             "build",
             str(manifest),
             "--container",
+            "--image",
+            cpu_image,
             "--no-cache",
             "--out",
             str(tmp_path / "out"),
@@ -172,7 +175,7 @@ def test_failing_build_shows_the_container_error_and_leaves_nothing(
             broken / "manifest.yaml",
             BuildOptions(out_dir=out, cache_dir=tmp_path / "cache"),
             None,
-            None,
+            cpu_image,
             client=docker_client,
             echo=quiet,
         )
@@ -192,7 +195,7 @@ def test_build_over_its_memory_limit_is_reported_and_leaves_nothing(
             manifest,
             BuildOptions(out_dir=out, cache_dir=tmp_path / "cache"),
             None,
-            None,
+            cpu_image,
             limits=ContainerLimits(memory="96m"),
             client=docker_client,
             echo=quiet,
@@ -224,7 +227,7 @@ def test_killed_build_leaves_nothing(
                 manifest,
                 BuildOptions(out_dir=out, cache_dir=tmp_path / "cache"),
                 None,
-                None,
+                cpu_image,
                 client=docker_client,
                 echo=quiet,
             )
@@ -256,6 +259,8 @@ def test_sigterm_to_the_cli_removes_the_container_and_leaves_no_bundle(
             "build",
             str(manifest),
             "--container",
+            "--image",
+            cpu_image,
             "--out",
             str(out),
             "--cache-dir",
@@ -313,11 +318,12 @@ def test_tensorrt_target_without_gpu_is_refused_clearly(
 
 
 def test_choose_mode_prefers_a_current_image_and_explains_otherwise(
-    cpu_image: str, monkeypatch: pytest.MonkeyPatch
+    docker_client: DockerClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("TRT_EDGE_BUILD_MODE", raising=False)
+    current = build_image("cpu", client=docker_client)  # current for this very checkout
     mode, reason = choose_mode("cpu-x86_64", None)
-    assert (mode, cpu_image in reason) == ("container", True)
+    assert (mode, current.tag in reason) == ("container", True)
     mode, reason = choose_mode("x86-ampere", None)
     assert mode == "local" and "`trt-edge images build x86-trt`" in reason
     assert choose_mode("cpu-x86_64", "local") == ("local", "--local")

@@ -367,6 +367,11 @@ def _build_in_container(
     manifest = Path(manifest_path).resolve()
     if not manifest.is_file():
         raise ContainerBuildError(f"{manifest}: no such manifest file", exit_code=2)
+    # A manifest mistake is reported from the host, at once and exactly as --local
+    # reports it, instead of after starting a container (no torch is imported here).
+    from trt_edge.build.pipeline import load
+
+    load(manifest)
     target = _target(target_id, manifest)
     client = client or connect()
     devices = _device_requests(client, target)
