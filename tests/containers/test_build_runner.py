@@ -329,3 +329,22 @@ def test_choose_mode_prefers_a_current_image_and_explains_otherwise(
     assert choose_mode("cpu-x86_64", "local") == ("local", "--local")
     monkeypatch.setenv("TRT_EDGE_BUILD_MODE", "local")
     assert choose_mode("cpu-x86_64", None) == ("local", "TRT_EDGE_BUILD_MODE=local")
+
+
+def test_build_over_its_timeout_is_killed_and_leaves_nothing(
+    manifest: Path, cpu_image: str, docker_client: DockerClient, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(ContainerBuildFailure) as info:
+        build_in_container(
+            manifest,
+            BuildOptions(out_dir=out, cache_dir=tmp_path / "cache"),
+            None,
+            cpu_image,
+            limits=ContainerLimits(timeout_s=3.0),
+            client=docker_client,
+            echo=quiet,
+        )
+    assert "ran longer than 3 s and was killed" in str(info.value)
+    assert "TRT_EDGE_CONTAINER_TIMEOUT" in str(info.value)
+    assert_nothing_left(docker_client, out)
