@@ -58,6 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--skip-image-build", action="store_true")
     args = parser.parse_args(argv)
+    import logging
+
+    import structlog
+
+    # The pipeline's own stage log would bury the figures; keep warnings only.
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
 
     from trt_edge.containers.engine import connect
     from trt_edge.containers.errors import ContainerError

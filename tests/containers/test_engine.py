@@ -80,3 +80,21 @@ def test_socket_permission_denied_names_the_group_fix() -> None:
     assert done.returncode != 0
     assert "permission denied on the Docker socket" in done.stderr
     assert "usermod -aG docker" in done.stderr
+
+
+def test_default_mode_for_a_tensorrt_target_without_gpu_is_local(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trt_edge.containers.gpu import host_gpus
+
+    if host_gpus():
+        pytest.skip("this host has NVIDIA GPUs")
+    monkeypatch.delenv("TRT_EDGE_BUILD_MODE", raising=False)
+    model = Path(__file__).parent / "models" / "linear"
+    shutil.copy(model / "model.py", tmp_path / "model.py")
+    manifest = tmp_path / "manifest.yaml"
+    text = (model / "manifest.yaml").read_text()
+    manifest.write_text(text.replace("targets: [cpu-x86_64]", "targets: [x86-ampere]"))
+    mode, reason = choose_mode(None, None, manifest)  # the manifest's first target
+    assert mode == "local"
+    assert "x86-ampere needs TensorRT on a GPU" in reason

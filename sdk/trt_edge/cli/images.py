@@ -71,6 +71,7 @@ def _progress(line: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from trt_edge.containers.engine import is_engine_error
     from trt_edge.containers.errors import ContainerError
 
     try:
@@ -78,6 +79,11 @@ def run(args: argparse.Namespace) -> int:
     except ContainerError as err:
         print(f"trt-edge images: {err}", file=sys.stderr)
         return err.exit_code
+    except Exception as err:
+        if not is_engine_error(err):
+            raise
+        print(f"trt-edge images: the Docker engine failed: {err}", file=sys.stderr)
+        return 1
     return action
 
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from trt_edge.build.errors import BuildError
 from trt_edge.containers import catalog
+from trt_edge.containers.engine import is_engine_error
 from trt_edge.containers.errors import (
     ContainerBuildError,
     ContainerError,
@@ -99,11 +100,14 @@ def _target(target_id: str | None, manifest_path: Path | None = None) -> Any:
         raise ContainerBuildError(str(err), exit_code=2) from err
 
 
-def choose_mode(target: str | None, requested: str | None) -> tuple[str, str]:
+def choose_mode(
+    target: str | None, requested: str | None, manifest: Path | str | None = None
+) -> tuple[str, str]:
     """('local'|'container', why). Without a flag: container when an engine answers and the
     target's builder image is current, else local with the reason and the fixing command.
 
-    `$TRT_EDGE_BUILD_MODE` (local/container) stands in for a missing flag.
+    `$TRT_EDGE_BUILD_MODE` (local/container) stands in for a missing flag. Without a
+    target, the manifest's first target is used when `manifest` is given, else cpu-x86_64.
     """
     env_mode = os.environ.get(MODE_ENV)
     if requested is None and env_mode in ("local", "container"):
@@ -119,9 +123,18 @@ def choose_mode(target: str | None, requested: str | None) -> tuple[str, str]:
     from trt_edge.containers.images import find_current
 
     try:
-        name = _target(target).builder_image
+        chosen = _target(target, Path(manifest) if manifest is not None else None)
     except ContainerError as err:
         return "local", f"{err}; building locally"
+    name = chosen.builder_image
+    if chosen.requires_tensorrt:
+        from trt_edge.containers.gpu import host_gpus
+
+        if not host_gpus():
+            return "local", (
+                f"target {chosen.id} needs TensorRT on a GPU and this host has none: "
+                "building locally"
+            )
     try:
         client = connect(timeout=15)
     except ContainerError:
@@ -340,6 +353,12 @@ def build_in_container(
         return _build_in_container(manifest_path, options, target, image, limits, client, echo)
     except ContainerError as err:
         raise ContainerBuildFailure(err) from err
+    except Exception as err:
+        if is_engine_error(err):
+            raise ContainerBuildFailure(
+                ContainerBuildError(f"the Docker engine failed the container build: {err}")
+            ) from err
+        raise
 
 
 def _stderr(line: str) -> None:

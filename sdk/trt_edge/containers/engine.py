@@ -63,3 +63,8 @@ def reachable() -> bool:
     except (DockerUnavailableError, DockerPermissionError):
         return False
     return True
+
+
+def is_engine_error(err: BaseException) -> bool:
+    """An error raised by the docker SDK or its HTTP stack (engine gone, API refusal)."""
+    return type(err).__module__.split(".")[0] in ("docker", "requests", "urllib3")
