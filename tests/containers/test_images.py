@@ -161,3 +161,24 @@ def test_cli_build_gpu_image_says_why_not_here() -> None:
     assert done.returncode == 2
     assert "image 'x86-trt' cannot be built on this machine" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_extra_tag_is_applied(docker_client: DockerClient, runtime_image_ref: ImageRef) -> None:
+    ref = build_image("cpu-runtime", client=docker_client, tag="trt-edge-test/runtime:tagged")
+    try:
+        assert "trt-edge-test/runtime:tagged" in docker_client.images.get(ref.id).tags
+    finally:
+        docker_client.images.remove("trt-edge-test/runtime:tagged")
+
+
+def test_cli_build_with_a_missing_base_says_how_to_get_one(docker_client: DockerClient) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "trt_edge", "images", "build", "cpu", "--base", "nope/base:0"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "base image 'nope/base:0'" in done.stderr
+    assert "trt-edge images base" in done.stderr and "--base IMAGE" in done.stderr
+    assert "Traceback" not in done.stderr
