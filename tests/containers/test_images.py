@@ -182,3 +182,20 @@ def test_cli_build_with_a_missing_base_says_how_to_get_one(docker_client: Docker
     assert "base image 'nope/base:0'" in done.stderr
     assert "trt-edge images base" in done.stderr and "--base IMAGE" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_prune_removes_stale_images_only(
+    docker_client: DockerClient, runtime_image_ref: ImageRef, tmp_path: Path
+) -> None:
+    from trt_edge.containers.base_image import load_recipe
+    from trt_edge.containers.images import prune_stale
+
+    (tmp_path / "Dockerfile").write_text(
+        f"FROM {load_recipe().tag}\n"
+        f'LABEL {catalog.LABEL_IMAGE}="prune-probe" {catalog.LABEL_LOCK}="old"\n'
+    )
+    docker_client.images.build(path=str(tmp_path), tag="trt-edge/prune-probe:old", rm=True)
+    removed = prune_stale(docker_client, names=frozenset({"prune-probe"}))
+    assert removed == ["trt-edge/prune-probe:old"]
+    assert docker_client.images.list("trt-edge/prune-probe") == []
+    assert docker_client.images.get(runtime_image_ref.id)  # other images untouched

@@ -9,6 +9,7 @@
 - `base [--mirror URL]`: make the local Debian base (debootstrap + docker import; root).
 - `lock IMAGE`: regenerate `images/IMAGE/lock.txt` from its `requirements.in` with the
   host's pip (exact versions + sha256).
+- `prune`: remove our images that are stale for this checkout (not those in use).
 
 Exit codes: 0 ok; 1 the engine or a build failed; 2 bad input (unknown image, bad lock).
 """
@@ -47,6 +48,8 @@ def register(subparsers: Any) -> None:
 
     lock = sub.add_parser("lock", help="regenerate images/<name>/lock.txt with the host's pip")
     lock.add_argument("image", help="image name")
+
+    sub.add_parser("prune", help="remove trt-edge images that are stale for this checkout")
 
     parser.set_defaults(run=run)
 
@@ -151,4 +154,14 @@ def _lock(args: argparse.Namespace) -> int:
     return 0
 
 
-_ACTIONS = {"build": _build, "list": _list, "base": _base, "lock": _lock}
+def _prune(args: argparse.Namespace) -> int:
+    from trt_edge.containers.images import prune_stale
+
+    removed = prune_stale()
+    for tag in removed:
+        print(f"removed {tag}")
+    print(f"{len(removed)} stale tag(s) removed")
+    return 0
+
+
+_ACTIONS = {"build": _build, "list": _list, "base": _base, "lock": _lock, "prune": _prune}

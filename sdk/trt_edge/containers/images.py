@@ -291,3 +291,29 @@ def list_images(client: DockerClient | None = None) -> list[ListedImage]:
         )
     rows.sort(key=lambda r: r.created, reverse=True)
     return rows
+
+
+def prune_stale(
+    client: DockerClient | None = None, names: frozenset[str] | None = None
+) -> list[str]:
+    """Remove our images that are not current for this checkout; return the removed tags.
+
+    Every source change gives a new content-keyed tag (layers are shared, so this costs
+    little disk), and old tags pile up. Images a container still uses are kept.
+    """
+    import docker.errors
+
+    from trt_edge.containers.engine import connect
+
+    client = client or connect()
+    removed: list[str] = []
+    for row in list_images(client):
+        if row.current or (names is not None and row.name not in names):
+            continue
+        for tag in row.tags:
+            try:
+                client.images.remove(tag)
+            except docker.errors.APIError:
+                continue  # in use by a container, or already gone with an earlier tag
+            removed.append(tag)
+    return removed
