@@ -37,7 +37,7 @@ def timed_local(manifest: Path, work: Path) -> float:
     return time.perf_counter() - started
 
 
-def timed_container(manifest: Path, work: Path) -> float:
+def timed_container(manifest: Path, work: Path, image: str) -> float:
     from trt_edge.build.pipeline import BuildOptions
     from trt_edge.containers.build_runner import build_in_container
 
@@ -46,7 +46,7 @@ def timed_container(manifest: Path, work: Path) -> float:
         manifest,
         BuildOptions(out_dir=work / "container", cache_dir=work / "c2", use_cache=False),
         None,
-        None,
+        image,
         echo=_quiet,
     )
     return time.perf_counter() - started
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             ref = build_image(name, client=client, no_cache=True)
             size = client.images.get(ref.id).attrs.get("Size", 0) / 1e6
             print(f"image build {name:12s} (no layer cache): {ref.seconds:7.1f} s, {size:.0f} MB")
-    build_image("cpu", client=client)  # warm: reuse the current image
+    warm = build_image("cpu", client=client).tag  # warm: the current image, reused
     manifest = Path(args.manifest).resolve()
     local: list[float] = []
     container: list[float] = []
@@ -89,9 +89,9 @@ def main(argv: list[str] | None = None) -> int:
             # Alternate the order so neither mode always runs on a warmer page cache.
             if round_index % 2 == 0:
                 local.append(timed_local(manifest, work))
-                container.append(timed_container(manifest, work))
+                container.append(timed_container(manifest, work, warm))
             else:
-                container.append(timed_container(manifest, work))
+                container.append(timed_container(manifest, work, warm))
                 local.append(timed_local(manifest, work))
     best_local, best_container = min(local), min(container)
     print(f"manifest {manifest.relative_to(ROOT) if manifest.is_relative_to(ROOT) else manifest}")
