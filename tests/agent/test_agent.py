@@ -3,6 +3,7 @@ signed bundle tars holding a real XNNPACK program."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import signal
@@ -225,3 +226,22 @@ def test_sigkill_at_every_install_step_leaves_a_runnable_model_and_recovers(
     assert active_version(device) == other
     device.run("rollback", check=True)
     assert active_version(device) == active
+
+
+def test_health_fails_when_a_phase_regresses_past_the_install_baseline(
+    device: Device, agent_bundles: Bundles
+) -> None:
+    """The device's record says the model ran in a nanosecond at install; any real run is a
+    regression far past the allowed 50 %, and the gate names phase and baseline."""
+    device.run("install", str(agent_bundles.v1), check=True)
+    store = DeviceStore(device.root)
+    state = store.load()
+    info = state.info(state.active)
+    assert info is not None and state.active is not None
+    fast = dataclasses.replace(info, baseline_ms=dict.fromkeys(info.baseline_ms, 1e-6))
+    store.save(state.with_slot(state.active, fast))
+    result = device.run("health", "--json", "--max-regression", "0.5")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert "slower than the install baseline 0.000 ms (allowed 50%)" in report["reason"]
+    assert {p["phase"] for p in report["phases"] if not p["ok"]} == {"decode", "prefill"}
