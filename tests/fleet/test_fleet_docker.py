@@ -125,9 +125,14 @@ def test_rollout_halts_after_the_failing_wave_and_rolls_the_device_back(
     plan.write_text(
         f"bundle: {agent_bundles.v2}\n"
         "groups: [edge]\n"
-        "waves: [1, '40%', '100%']\n"  # 5 devices: dev1 | dev2 | dev3 dev4 dev5
-        "health: {max_latency_regression: 20.0, runs: 2}\n"
+        "waves: [1, '60%', '100%']\n"  # 5 devices: dev1 | dev2 dev3 | dev4 dev5
+        # A 0.1 ms model on a shared 2-core machine running five devices: latency vs
+        # baseline is noise here, so the regression gate is wide open; what fails dev2
+        # is its own device setting (latency budget). The regression gate is tested in
+        # tests/agent.
+        "health: {max_latency_regression: 100000.0, runs: 2}\n"
         "failure_threshold: 0\n"
+        "on_halt: rollback_wave\n"
     )
     report_path = tmp_path / "report.json"
     code = main(
@@ -146,7 +151,7 @@ def test_rollout_halts_after_the_failing_wave_and_rolls_the_device_back(
     assert code == 1, out
     report = json.loads(report_path.read_text())
     logs = "\n".join(p.read_text() for p in sorted((tmp_path / "work").glob("wave-*.log")))
-    assert report["waves"] == [["dev1"], ["dev2"], ["dev3", "dev4", "dev5"]], logs
+    assert report["waves"] == [["dev1"], ["dev2", "dev3"], ["dev4", "dev5"]], logs
     assert report["waves_run"] == 2 and report["halted"], logs
     devices = {d["host"]: d for d in report["devices"]}
 
@@ -158,7 +163,12 @@ def test_rollout_halts_after_the_failing_wave_and_rolls_the_device_back(
     assert "latency budget 0.0001 ms" in devices[FAILING]["reason"]
     assert devices[FAILING]["new_version"] == "1.0.0"
 
-    for name in ("dev3", "dev4", "dev5"):
+    # dev3 passed its gate in the failing wave; the halt rolls the whole wave back.
+    assert devices["dev3"]["result"] == "rolled_back", logs
+    assert devices["dev3"]["reason"] == "wave 2 rolled back after the halt"
+    assert devices["dev3"]["new_version"] == "1.0.0"
+
+    for name in ("dev4", "dev5"):
         assert devices[name]["result"] == "not_attempted"
         assert "failure threshold 0" in devices[name]["reason"]
 
@@ -167,14 +177,15 @@ def test_rollout_halts_after_the_failing_wave_and_rolls_the_device_back(
 
     # What the devices themselves say.
     assert device_status(fleet.containers["dev1"])["version"] == "2.0.0"
-    failed = device_status(fleet.containers[FAILING])
-    assert (failed["version"], failed["previous_version"]) == ("1.0.0", "2.0.0")
-    for name in ("dev3", "dev4", "dev5"):
+    for name in (FAILING, "dev3"):
+        back = device_status(fleet.containers[name])
+        assert (back["version"], back["previous_version"]) == ("1.0.0", "2.0.0")
+    for name in ("dev4", "dev5"):
         status = device_status(fleet.containers[name])
         assert (status["version"], status["previous"]) == ("1.0.0", None)
         never_copied = fleet.containers[name].exec_run(["test", "-e", "/var/tmp/trt-edge"])
         assert never_copied.exit_code != 0
     # The old model still runs on an untouched device.
-    code, health = fleet.containers["dev3"].exec_run(["trt-edge-device", "health", "--json"])
+    code, health = fleet.containers["dev4"].exec_run(["trt-edge-device", "health", "--json"])
     assert code == 0, health.decode()
     assert "rollout tiny 2.0.0" in out and "HALTED" in out

@@ -24,7 +24,7 @@ from trt_edge_runner.signature import SignatureError, parse_canonical_manifest
 from trt_edge.fleet.errors import RolloutError
 from trt_edge.fleet.inventory import ansible_tool, load_inventory
 from trt_edge.fleet.plan import RolloutPlan
-from trt_edge.fleet.playbook import playbook_yaml
+from trt_edge.fleet.playbook import playbook_yaml, rollback_playbook_yaml
 from trt_edge.fleet.report import DeviceResult, RolloutReport
 from trt_edge.fleet.schedule import Schedule, plan_waves, threshold_crossed
 
@@ -227,7 +227,59 @@ def run_rollout(
                 f"failure threshold {plan.failure_threshold}; later waves not started"
             )
             say(f"HALT: {report.halt_reason}")
+            if plan.on_halt == "rollback_wave":
+                _roll_wave_back(report, number, command, vars_file, env, workdir, say)
     return report
+
+
+def _roll_wave_back(
+    report: RolloutReport,
+    number: int,
+    wave_command: list[str],
+    vars_file: Path,
+    env: dict[str, str],
+    workdir: Path,
+    say: Callable[[str], None],
+) -> None:
+    """Run the rollback playbook on the halted wave's devices that did update."""
+    updated = [d for d in report.devices if d.wave == number and d.result == "updated"]
+    if not updated:
+        return
+    playbook = workdir / "rollback.yml"
+    playbook.write_text(rollback_playbook_yaml(), encoding="utf-8")
+    hosts_file = workdir / f"wave-{number}-rollback.hosts"
+    hosts_file.write_text("".join(f"{d.host}\n" for d in updated), encoding="utf-8")
+    report_dir = workdir / f"wave-{number}-rollback-reports"
+    report_dir.mkdir(exist_ok=True)
+    extra = json.loads(vars_file.read_text(encoding="utf-8"))
+    rollback_vars = workdir / f"wave-{number}-rollback.vars.json"
+    rollback_vars.write_text(json.dumps({**extra, "trt_edge_report_dir": str(report_dir)}))
+    command = [
+        wave_command[0],
+        "-i",
+        wave_command[2],
+        str(playbook),
+        "--limit",
+        f"@{hosts_file}",
+        "-e",
+        f"@{rollback_vars}",
+    ]
+    say(f"rolling wave {number} back on {len(updated)} updated device(s)")
+    log = workdir / f"wave-{number}-rollback.log"
+    with log.open("w", encoding="utf-8") as out:
+        subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
+    for device in updated:
+        raw = _read_report(report_dir / f"{device.host}.json") or {}
+        after = _json(raw.get("after"))
+        if str(raw.get("rollback_rc")) == "0":
+            device.result = "rolled_back"
+            device.new_version = after.get("version")
+            device.reason = f"wave {number} rolled back after the halt"
+        else:
+            device.reason = (
+                f"wave {number} rollback after the halt failed: "
+                f"{_last_line(raw.get('rollback_stderr')) or f'no report, see {log}'}"
+            )
 
 
 def _read_report(path: Path) -> dict[str, Any] | None:

@@ -8,6 +8,8 @@
       runs: 3
     failure_threshold: 0               # stop before the next wave when failures exceed this
                                        # (a count, or "10%" of the devices attempted so far)
+    on_halt: rollback_wave             # on a halt, also roll back the wave's updated devices
+                                       # ("keep" leaves them on the new bundle)
     remote_dir: /var/tmp/trt-edge      # where the bundle is copied on each device
     device_cli: trt-edge-device
     forks: 10
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -62,6 +64,7 @@ class RolloutPlan(BaseModel):
     waves: list[WaveSpec] = Field(default_factory=lambda: list[WaveSpec](["100%"]), min_length=1)
     health: HealthGate = Field(default_factory=HealthGate)
     failure_threshold: WaveSpec = 0
+    on_halt: Literal["rollback_wave", "keep"] = "rollback_wave"
     remote_dir: str = "/var/tmp/trt-edge"
     device_cli: str = "trt-edge-device"
     forks: Annotated[int, Field(ge=1, le=500)] = 10

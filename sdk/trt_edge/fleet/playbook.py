@@ -135,8 +135,61 @@ def render_playbook() -> list[dict[str, Any]]:
     ]
 
 
-def playbook_yaml() -> str:
+def render_rollback_playbook() -> list[dict[str, Any]]:
+    """Roll back the devices of a halted wave that did update (`on_halt: rollback_wave`)."""
+    cli = "{{ trt_edge_cli }}"
+    return [
+        {
+            "name": "trt-edge rollout halted: roll wave {{ trt_edge_wave }} back",
+            "hosts": "all",
+            "gather_facts": False,
+            "tasks": [
+                {
+                    "name": "roll back",
+                    "ansible.builtin.command": f"{cli} rollback --json",
+                    "register": "trt_edge_rollback",
+                    "failed_when": False,
+                },
+                {
+                    "name": "status after",
+                    "ansible.builtin.command": f"{cli} status --json",
+                    "register": "trt_edge_after",
+                    "changed_when": False,
+                    "failed_when": False,
+                },
+                {
+                    "name": "report to the controller",
+                    "ansible.builtin.copy": {
+                        "content": "{{ trt_edge_report | to_json }}",
+                        "dest": "{{ trt_edge_report_dir }}/{{ inventory_hostname }}.json",
+                        "mode": "0644",
+                    },
+                    "delegate_to": "localhost",
+                    "vars": {
+                        "trt_edge_report": {
+                            "host": "{{ inventory_hostname }}",
+                            "rollback_rc": "{{ trt_edge_rollback.rc | default(-1) }}",
+                            "rollback_stderr": "{{ trt_edge_rollback.stderr | default('') }}",
+                            "after": "{{ trt_edge_after.stdout | default('') }}",
+                        }
+                    },
+                },
+            ],
+        }
+    ]
+
+
+def _dump(plays: list[dict[str, Any]], header: str) -> str:
     import yaml
 
+    return header + yaml.safe_dump(plays, sort_keys=False, width=100)
+
+
+def playbook_yaml() -> str:
     header = "# Rendered by `trt-edge rollout`; one run per wave (--limit @wave-N.hosts).\n"
-    return header + yaml.safe_dump(render_playbook(), sort_keys=False, width=100)
+    return _dump(render_playbook(), header)
+
+
+def rollback_playbook_yaml() -> str:
+    header = "# Rendered by `trt-edge rollout`: rolls a halted wave's updated devices back.\n"
+    return _dump(render_rollback_playbook(), header)
