@@ -10,7 +10,7 @@ CPP_SRC   := device_runner/cpp
 CPP_BUILD := $(CPP_SRC)/build
 JOBS      ?= 2
 
-.PHONY: setup sysdeps lint typecheck test test-py test-cpp conformance demo bench images docker-up docker-down clean
+.PHONY: setup sysdeps lint typecheck test test-py test-cpp conformance demo bench images clean
 
 setup: $(STAMP)
 
@@ -77,6 +77,12 @@ demo: setup
 
 bench: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PYTHON) $$b || exit 1; done
+
+# The images that build on this machine (needs a running Docker engine; the GPU
+# images need their NVIDIA bases: `trt-edge images build x86-trt` on such a host).
+images: setup sysdeps
+	$(BIN)/trt-edge images build cpu
+	$(BIN)/trt-edge images build cpu-runtime
 
 clean:
 	rm -rf $(CPP_BUILD) $(CPP_BUILD).log .pytest_cache .mypy_cache .ruff_cache

@@ -53,13 +53,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("trt-edge-device: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # The reader went away (`... | head`): not an error of ours. Point stdout at
-        # devnull so the interpreter's final flush does not raise again.
-        import os
+    except OSError as exc:
+        # Last resort: commands turn expected I/O problems into their own messages;
+        # anything that slips through still names the file instead of a traceback.
+        if isinstance(exc, BrokenPipeError):
+            import os
 
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"trt-edge-device: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     return code
 
 
