@@ -104,18 +104,11 @@ def load_npz(path: Path | str, manifest: BundleManifest) -> list[npt.NDArray[Any
     directory of `<input name>.npy` files (the C++ runner's `--inputs` format)
     is read too, so both runners take the same inputs.
     """
-    import numpy as np
 
     path = Path(path)
     if path.is_dir():
         return _load_npy_dir(path, manifest)
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            stored = {key: npz[key] for key in npz.files}
-    except FileNotFoundError:
-        raise InputSpecError(f"{path}: no such inputs file") from None
-    except (OSError, ValueError) as exc:
-        raise InputSpecError(f"{path}: not a readable .npz file ({exc})") from None
+    stored = _read_npz(path)
     names = [spec.name for spec in manifest.inputs]
     if not any(name in stored for name in names) and all(
         f"arr_{i}" in stored for i in range(len(names))
@@ -128,6 +121,35 @@ def load_npz(path: Path | str, manifest: BundleManifest) -> list[npt.NDArray[Any
             f"{', '.join(names)} (keys found: {', '.join(sorted(stored)) or 'none'})"
         )
     return [stored[name] for name in names]
+
+
+def _read_npz(path: Path) -> dict[str, npt.NDArray[Any]]:
+    """Every array of the `.npz` at `path`, or InputSpecError naming the file.
+
+    np.load reports a bad file in several ways: EOFError for an empty file,
+    zipfile.BadZipFile for a damaged archive, ValueError for other bytes (it
+    takes them for a pickle), OSError for unreadable paths; and a plain `.npy`
+    comes back as one array, not an archive. All are the user's input, not a bug.
+    """
+    import zipfile
+
+    import numpy as np
+
+    hint = "expected an .npz written by numpy.savez (keys = input names)"
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise InputSpecError(f"{path}: a single .npy array, not an .npz archive; {hint}")
+        with loaded as npz:
+            return {key: npz[key] for key in npz.files}
+    except FileNotFoundError:
+        raise InputSpecError(f"{path}: no such inputs file") from None
+    except EOFError:
+        raise InputSpecError(f"{path}: the inputs file is empty; {hint}") from None
+    except zipfile.BadZipFile as exc:
+        raise InputSpecError(f"{path}: not a valid .npz archive ({exc}); {hint}") from None
+    except (OSError, ValueError) as exc:
+        raise InputSpecError(f"{path}: not a readable .npz file ({exc}); {hint}") from None
 
 
 def _load_npy_dir(directory: Path, manifest: BundleManifest) -> list[npt.NDArray[Any]]:
@@ -143,6 +165,8 @@ def _load_npy_dir(directory: Path, manifest: BundleManifest) -> list[npt.NDArray
             )
         try:
             arrays.append(np.load(path, allow_pickle=False))
+        except EOFError:
+            raise InputSpecError(f"{path}: the .npy file is empty") from None
         except (OSError, ValueError) as exc:
             raise InputSpecError(f"{path}: not a readable .npy file ({exc})") from None
     return arrays

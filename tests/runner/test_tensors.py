@@ -92,3 +92,33 @@ def test_a_directory_of_npy_files_is_read_like_the_cpp_runner_does(tmp_path: Pat
     (tmp_path / "mask.npy").unlink()
     with pytest.raises(InputSpecError, match=r"mask\.npy: missing"):
         load_npz(tmp_path, manifest())
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"", "the inputs file is empty"),
+        (b"PK\x03\x04 a truncated zip", "not a valid .npz archive"),
+        (b"plain garbage bytes", "not a readable .npz file"),
+    ],
+)
+def test_a_broken_inputs_file_is_an_input_error_naming_it(
+    tmp_path: Path, content: bytes, says: str
+) -> None:
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(content)
+    with pytest.raises(InputSpecError, match=rf"bad\.npz: {says}"):
+        load_npz(bad, manifest())
+
+
+def test_a_single_npy_given_as_inputs_is_refused_by_name(tmp_path: Path) -> None:
+    single = tmp_path / "one.npy"
+    np.save(single, np.zeros(3))
+    with pytest.raises(InputSpecError, match=r"one\.npy: a single \.npy array"):
+        load_npz(single, manifest())
+    empty_dir_entry = tmp_path / "dir"
+    empty_dir_entry.mkdir()
+    for spec in manifest().inputs:
+        (empty_dir_entry / f"{spec.name}.npy").write_bytes(b"")
+    with pytest.raises(InputSpecError, match=r"input_ids\.npy: the \.npy file is empty"):
+        load_npz(empty_dir_entry, manifest())
