@@ -53,3 +53,7 @@ class ExecutionError(RunnerError):
 
 class RuntimeUnavailableError(RunnerError):
     """The ExecuTorch runtime (or numpy) is not installed on this device."""
+
+
+class OutputPathError(RunnerError):
+    """An output path (e.g. `--save-outputs`) is a directory, or its folder is not writable."""

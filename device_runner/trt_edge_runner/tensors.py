@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trt_edge_runner.bundle_format import BundleManifest, TensorSpec
-from trt_edge_runner.errors import InputSpecError
+from trt_edge_runner.errors import InputSpecError, OutputPathError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -172,19 +172,55 @@ def _load_npy_dir(directory: Path, manifest: BundleManifest) -> list[npt.NDArray
     return arrays
 
 
+def check_output_path(path: Path | str, flag: str = "--save-outputs") -> Path:
+    """`path` if a file can be written there, else OutputPathError naming it.
+
+    Called before the model runs: finding out only afterwards that the target
+    is a directory or a read-only folder wastes the whole run. The nearest
+    existing ancestor must be a writable directory (missing folders are created
+    by save_npz), and the path itself must not be a directory.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise OutputPathError(
+            f"{flag} {path}: is a directory; give a file name, e.g. {path / 'outputs.npz'}"
+        )
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise OutputPathError(f"{flag} {path}: {ancestor} is not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise OutputPathError(
+            f"{flag} {path}: folder {ancestor} is not writable; choose another location"
+        )
+    return path
+
+
 def save_npz(path: Path | str, arrays: Mapping[str, npt.NDArray[Any]]) -> None:
-    """Write named arrays to `path` atomically: a reader never sees a half-written file."""
+    """Write named arrays to `path` atomically: a reader never sees a half-written file.
+
+    Raises OutputPathError (naming the path and the OS reason) when it cannot.
+    """
     import numpy as np
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise OutputPathError(
+            f"{path}: cannot write outputs here ({exc.strerror or exc})"
+        ) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             np.savez(handle, **dict(arrays))  # type: ignore[arg-type]
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)
+    except OSError as exc:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise OutputPathError(f"{path}: cannot write outputs ({exc.strerror or exc})") from None
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise

@@ -109,3 +109,24 @@ def test_device_info_entry_point_reports_mode_and_backends(llm_like_bundle: Path
     assert report["device"]["executorch"] == "1.5.1"
     assert report["bundle"]["mode"] == "emulated"
     assert report["bundle"]["phases"] == {"decode": 0, "prefill": 1}
+
+
+def test_save_outputs_to_a_directory_is_refused_before_running(
+    llm_like_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", str(llm_like_bundle), "--phase", "decode", "--save-outputs", str(tmp_path)]
+    assert device_main(argv) == 2
+    captured = capsys.readouterr()
+    assert f"--save-outputs {tmp_path}: is a directory" in captured.err
+    assert "Traceback" not in captured.err and captured.out == ""  # the model never ran
+
+
+def test_a_broken_inputs_file_exits_2_naming_it(
+    llm_like_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty.npz"
+    empty.write_bytes(b"")
+    assert host_main(["run", str(llm_like_bundle), "--auto", "--inputs", str(empty)]) == 2
+    err = capsys.readouterr().err
+    assert f"trt-edge: error: {empty}: the inputs file is empty" in err
+    assert "Traceback" not in err

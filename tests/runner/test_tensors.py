@@ -14,8 +14,8 @@ from trt_edge_runner.bundle_format import (
     RuntimePolicy,
     TensorSpec,
 )
-from trt_edge_runner.errors import InputSpecError
-from trt_edge_runner.tensors import load_npz, random_inputs, save_npz
+from trt_edge_runner.errors import InputSpecError, OutputPathError
+from trt_edge_runner.tensors import check_output_path, load_npz, random_inputs, save_npz
 
 
 def manifest() -> BundleManifest:
@@ -122,3 +122,20 @@ def test_a_single_npy_given_as_inputs_is_refused_by_name(tmp_path: Path) -> None
         (empty_dir_entry / f"{spec.name}.npy").write_bytes(b"")
     with pytest.raises(InputSpecError, match=r"input_ids\.npy: the \.npy file is empty"):
         load_npz(empty_dir_entry, manifest())
+
+
+def test_an_output_path_that_is_a_directory_is_refused_by_name(tmp_path: Path) -> None:
+    target = tmp_path / "outdir"
+    target.mkdir()
+    with pytest.raises(OutputPathError, match=r"--save-outputs .*outdir: is a directory"):
+        check_output_path(target)
+    # save_npz itself turns the OSError into the same typed error, leaving no temp file.
+    with pytest.raises(OutputPathError, match=r"outdir: cannot write outputs"):
+        save_npz(target, {"x": np.zeros(2)})
+    assert list(tmp_path.iterdir()) == [target] and list(target.iterdir()) == []
+    # A file under a regular file's name cannot be created either.
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(OutputPathError, match=r"is not a directory"):
+        check_output_path(blocker / "sub" / "o.npz")
+    assert check_output_path(tmp_path / "new" / "o.npz") == tmp_path / "new" / "o.npz"

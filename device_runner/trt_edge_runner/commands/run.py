@@ -160,8 +160,16 @@ def execute(args: argparse.Namespace, *, prog: str) -> int:
 
 def _execute(args: argparse.Namespace) -> int:
     from trt_edge_runner.runner import Runner
-    from trt_edge_runner.tensors import load_npz, named, random_inputs, save_npz
+    from trt_edge_runner.tensors import (
+        check_output_path,
+        load_npz,
+        named,
+        random_inputs,
+        save_npz,
+    )
 
+    if args.save_outputs:
+        check_output_path(args.save_outputs)
     runner = Runner.open(args.bundle, verify_files=not args.no_verify)
     target = target_of(args)
     if args.inputs:
