@@ -309,14 +309,29 @@ def run(args: argparse.Namespace) -> int:
     if args.iterations < 1 or args.decode_steps < 1:
         print("trt-edge: error: --iterations and --decode-steps must be >= 1", file=sys.stderr)
         return 2
+    from trt_edge_runner.tensors import check_output_path
+
     try:
+        if args.plot:
+            # Checked before timing anything: a bad path found only at the end
+            # would throw the whole benchmark away.
+            check_output_path(args.plot, "--plot")
         runner = Runner.open(args.bundle)
         result = bench(runner, args.iterations, args.decode_steps)
     except RunnerError as exc:
         print(f"trt-edge: error: {exc}", file=sys.stderr)
         return exit_code(exc)
     if args.plot:
-        plot(result, Path(args.plot))
+        try:
+            plot(result, Path(args.plot))
+        except OSError as exc:
+            print(
+                f"trt-edge: error: --plot {args.plot}: cannot write the chart "
+                f"({exc.strerror or exc}); the results follow",
+                file=sys.stderr,
+            )
+            print(json.dumps(result, indent=2) if args.json else table(result))
+            return 1
         result["plot"] = str(args.plot)
     if args.json:
         print(json.dumps(result, indent=2))
