@@ -245,3 +245,27 @@ def test_health_fails_when_a_phase_regresses_past_the_install_baseline(
     report = json.loads(result.stdout)
     assert "slower than the install baseline 0.000 ms (allowed 50%)" in report["reason"]
     assert {p["phase"] for p in report["phases"] if not p["ok"]} == {"decode", "prefill"}
+
+
+@pytest.mark.slow
+def test_sigkill_at_arbitrary_moments_leaves_the_old_or_the_new_model_whole(
+    device: Device, agent_bundles: Bundles
+) -> None:
+    """Kills at wall-clock moments that fall inside steps (mid-extraction, mid-smoke-run,
+    mid-write): whichever version `state.json` names is complete and runs."""
+    import time
+
+    device.run("install", str(agent_bundles.v1), check=True)
+    versions = {"1.0.0": agent_bundles.v1, "2.0.0": agent_bundles.v2}
+    active = "1.0.0"
+    for delay in (0.05, 0.3, 0.8, 1.5, 3.0, 6.0):
+        other = "2.0.0" if active == "1.0.0" else "1.0.0"
+        proc = device.popen(["install", str(versions[other])], {})
+        time.sleep(delay)
+        proc.kill()
+        proc.communicate(timeout=60)
+        status = device.status()  # the next start: recovers
+        assert status["version"] in (active, other), delay
+        assert run_active_model(device) == status["version"], delay
+        assert list((device.root / "staging").iterdir()) == [], delay
+        active = str(status["version"])
