@@ -285,3 +285,59 @@ def test_tar_that_is_not_a_bundle_exits_2(
     archive = tar_bundle(other, tmp_path / "other.tar")
     assert main(["inspect", str(archive)]) == 2
     assert "has no bundle.json" in capsys.readouterr().err
+
+
+def _rename_methods(source: Path, dest: Path, names: dict[str, str]) -> Path:
+    """A copy of `source` whose methods are renamed (ExecuTorch's own (de)serializer)."""
+    from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
+
+    pte = deserialize_pte_binary(source.read_bytes())
+    for plan in pte.program.execution_plan:
+        plan.name = names.get(plan.name, plan.name)
+    dest.write_bytes(bytes(serialize_pte_binary(pte, extract_delegate_segments=True)))
+    return dest
+
+
+def test_extract_engines_keeps_hostile_method_names_inside_the_directory(
+    capsys: pytest.CaptureFixture[str], tensorrt_pte: Path, tmp_path: Path
+) -> None:
+    evil = _rename_methods(
+        tensorrt_pte, tmp_path / "evil.pte", {"prefill": "../evil", "decode": "/abs\\x\x00y"}
+    )
+    assert {d.method for d in read_pte(evil).delegates} == {"../evil", "/abs\\x\x00y"}
+    out_dir = tmp_path / "ev" / "out"
+    code, _doc, err = inspect_json(capsys, str(evil), "--extract-engines", str(out_dir))
+    assert code == 0, err
+    written = sorted(p.name for p in out_dir.iterdir())
+    assert written == ["__evil-0.engine", "__evil-0.json", "_abs_x_y-0.engine", "_abs_x_y-0.json"]
+    assert sorted(p.name for p in (tmp_path / "ev").iterdir()) == ["out"]
+    assert not (tmp_path / "evil-0.engine").exists()
+    meta = json.loads((out_dir / "__evil-0.json").read_text())
+    assert meta["delegate"]["method"] == "../evil"  # the original name is kept
+
+
+def test_extract_engines_refuses_a_symlink_pointing_outside(
+    capsys: pytest.CaptureFixture[str], tensorrt_pte: Path, tmp_path: Path
+) -> None:
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    outside = tmp_path / "outside.engine"
+    (out_dir / "prefill-0.engine").symlink_to(outside)
+    code = main(["inspect", str(tensorrt_pte), "--extract-engines", str(out_dir)])
+    err = capsys.readouterr().err
+    assert code == 2 and "outside --extract-engines directory" in err
+    assert not outside.exists()
+
+
+def test_extract_engines_into_an_existing_file_names_the_option(
+    capsys: pytest.CaptureFixture[str], tensorrt_pte: Path, tmp_path: Path
+) -> None:
+    in_the_way = tmp_path / "engines"
+    in_the_way.write_text("not a directory")
+    assert main(["inspect", str(tensorrt_pte), "--extract-engines", str(in_the_way)]) == 2
+    err = capsys.readouterr().err
+    assert f"--extract-engines must be a directory: {in_the_way} exists and is a file" in err
+    assert str(tensorrt_pte) not in err and "Traceback" not in err
+    nested = in_the_way / "sub"
+    assert main(["inspect", str(tensorrt_pte), "--extract-engines", str(nested)]) == 2
+    assert f"{nested} cannot be created because {in_the_way} is a file" in capsys.readouterr().err

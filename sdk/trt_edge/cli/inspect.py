@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -53,15 +54,33 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         report = inspect_path(args.path)
-        extracted = (
-            extract_engines(args.path, args.extract_engines) if args.extract_engines else None
-        )
     except InspectError as exc:
         print(f"trt-edge inspect: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"trt-edge inspect: {args.path}: {exc.strerror or exc}", file=sys.stderr)
+        print(
+            f"trt-edge inspect: {exc.filename or args.path}: {exc.strerror or exc}", file=sys.stderr
+        )
         return 2
+    extracted = None
+    if args.extract_engines:
+        problem = _extract_dir_problem(args.extract_engines)
+        if problem:
+            print(f"trt-edge inspect: {problem}", file=sys.stderr)
+            return 2
+        try:
+            extracted = extract_engines(args.path, args.extract_engines)
+        except InspectError as exc:
+            print(f"trt-edge inspect: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            # Name the file that failed (the output, usually), not the artifact being read.
+            where = exc.filename or args.extract_engines
+            print(
+                f"trt-edge inspect: --extract-engines: {where}: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
+            return 2
     if args.json:
         doc = dict(report.doc)
         doc["problems"] = report.problems
@@ -85,3 +104,20 @@ def _run(args: argparse.Namespace) -> int:
     for problem in report.problems:
         print(f"trt-edge inspect: {problem}", file=sys.stderr)
     return 0 if report.ok else 1
+
+
+def _extract_dir_problem(out_dir: str) -> str | None:
+    """Why `--extract-engines DIR` cannot be used, or None (checked before writing anything,
+    so a file or unwritable path in its way gets a message about the option, not the input)."""
+    path = Path(out_dir)
+    for part in (path, *path.parents):
+        if part.is_dir():
+            return None
+        if part.exists():
+            if part == path:
+                return f"--extract-engines must be a directory: {path} exists and is a file"
+            return (
+                f"--extract-engines must be a directory: {path} cannot be created "
+                f"because {part} is a file"
+            )
+    return None

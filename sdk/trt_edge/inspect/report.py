@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 from trt_edge_runner.bundle_format import BundleManifest
 
 from trt_edge.inspect.bundle import OpenBundle, is_bundle_path, open_bundle
-from trt_edge.inspect.errors import ProfileSignatureError, TrtBlobError
+from trt_edge.inspect.errors import InspectError, ProfileSignatureError, TrtBlobError
 from trt_edge.inspect.pte_reader import PteFile
 from trt_edge.inspect.signatures import check_profile_signatures
 from trt_edge.inspect.trt_blob import engine_view, is_tensorrt_backend, parse_trt_blob
@@ -155,6 +156,38 @@ def _write_atomic(dest: Path, chunks: memoryview) -> None:
         raise
 
 
+_UNSAFE_STEM_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def safe_stem(method: str, index: int) -> str:
+    """The file stem for one delegate's extracted files: `<method>-<index>`, made safe.
+
+    The method name comes from the `.pte` (untrusted input): a name like `../evil` or
+    `a/b` would otherwise steer the write outside the output directory. Every character
+    other than letters, digits, `_`, `.` and `-` (so `/`, `\\`, NUL, spaces) becomes `_`,
+    runs of dots become `_` (no `..`), and a leading dot is replaced so nothing is hidden.
+    The original name is kept in the `.json` written beside the engine.
+    """
+    name = _UNSAFE_STEM_CHARS.sub("_", method)
+    name = re.sub(r"\.{2,}", "_", name)
+    if not name or name.startswith("."):
+        name = "_" + name.lstrip(".")
+    return f"{name}-{index}"
+
+
+def _inside(out_dir: Path, name: str, source: str) -> Path:
+    """`out_dir / name`, refusing anything that resolves outside `out_dir` (belt and braces
+    behind `safe_stem`: symlinks in `out_dir` pointing elsewhere are refused too)."""
+    root = out_dir.resolve()
+    dest = (out_dir / name).resolve()
+    if dest.parent != root:
+        raise InspectError(
+            f"{source}: refusing to write {name!r}: it resolves to {dest}, outside "
+            f"--extract-engines directory {root}; remove the symlink or pick another directory"
+        )
+    return out_dir / name
+
+
 def _extract_from(pte: PteFile, out_dir: Path) -> list[Path]:
     written: list[Path] = []
     for d in pte.info.delegates:
@@ -164,9 +197,15 @@ def _extract_from(pte: PteFile, out_dir: Path) -> list[Path]:
         view = pte.delegate_blob(d)
         try:
             blob = parse_trt_blob(view, source=source)
-            stem = f"{d.method}-{d.index}"
-            engine = out_dir / f"{stem}.engine"
-            meta = out_dir / f"{stem}.json"
+            stem = safe_stem(d.method, d.index)
+            engine = _inside(out_dir, f"{stem}.engine", source)
+            meta = _inside(out_dir, f"{stem}.json", source)
+            if engine in written:
+                raise InspectError(
+                    f"{source}: its extracted file name {engine.name!r} collides with an "
+                    "earlier delegate's (method names differing only in characters that are "
+                    "unsafe in file names); extract into an empty directory per method"
+                )
             eng = engine_view(view, blob)
             try:
                 _write_atomic(engine, eng)
