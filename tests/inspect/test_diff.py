@@ -79,6 +79,25 @@ def test_pte_against_bundle_compares_the_bundled_program(xnnpack_pte: Path, tmp_
     bundle = make_bundle(xnnpack_pte, tmp_path / "b")
     result = diff_paths(xnnpack_pte, bundle)
     assert result.compared == "pte" and result.identical
+    assert result.note is not None and "only the bundle's model.pte was compared" in result.note
+
+
+def test_bundle_against_its_own_pte_says_only_the_programs_were_compared(
+    capsys: pytest.CaptureFixture[str], xnnpack_pte: Path, tmp_path: Path
+) -> None:
+    bundle = make_bundle(xnnpack_pte, tmp_path / "b")
+    pte = bundle / "model.pte"
+    assert main(["diff", str(bundle), str(pte)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"note: {bundle} is a bundle and {pte} a .pte: only the bundle's")
+    assert "profiles, policy, target, files and provenance were not" in out
+    assert "no differences in the programs (model.pte only)" in out
+    assert "no differences (pte)" not in out
+    assert main(["diff", str(pte), str(bundle), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["compared"] == "pte" and "only the bundle's model.pte" in doc["note"]
+    assert main(["diff", str(bundle), str(bundle), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["note"] is None
 
 
 def test_unreadable_input_exits_2(

@@ -20,7 +20,7 @@ def register(subparsers: Any) -> None:
         help="show what changed between two .pte files or bundles",
         description="Compare two .pte files, bundle directories or bundle .tar files: "
         "methods, shapes, delegates, sizes, profiles, policy, target, files. A .pte "
-        "against a bundle compares the bundle's model.pte.",
+        "against a bundle compares only the bundle's model.pte (and says so).",
     )
     parser.add_argument("a", help="the old .pte or bundle")
     parser.add_argument("b", help="the new .pte or bundle")
@@ -58,8 +58,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, sort_keys=True))
         return 0 if result.identical else 1
+    if result.note:
+        # A bundle against a .pte: say up front that only the programs were compared.
+        print(f"note: {result.note}")
     if result.identical:
-        print(f"{args.a} and {args.b}: no differences ({result.compared})")
+        what = "in the programs (model.pte only)" if result.note else f"({result.compared})"
+        print(f"{args.a} and {args.b}: no differences {what}")
         return 0
     print(f"--- {args.a}\n+++ {args.b}   ({result.compared}, {len(result.changes)} change(s))")
     section = None

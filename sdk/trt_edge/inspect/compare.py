@@ -5,7 +5,9 @@ cares about — methods and their I/O shapes, delegates and their blobs, sizes, 
 bundles the profiles, policy, target, files and provenance — keyed by name rather than
 position where names exist, so a reordered file list is not a change but a method whose
 input upper bound moved from 128 to 256 is. A `.pte` can be compared with a bundle: the
-bundle's `model.pte` is used.
+bundle's `model.pte` is used, and the result carries a `note` saying so (the bundle-only
+parts — profiles, policy, target, files — are not compared, and "no differences" must not
+read as "the same artifact").
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class DiffResult:
     b: str
     compared: Literal["pte", "bundle"]
     changes: tuple[Change, ...]
+    note: str | None = None
 
     @property
     def identical(self) -> bool:
@@ -53,6 +56,7 @@ class DiffResult:
             "compared": self.compared,
             "identical": self.identical,
             "changes": [c.to_dict() for c in self.changes],
+            "note": self.note,
         }
 
 
@@ -167,4 +171,18 @@ def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> DiffResu
         b=str(b),
         compared="bundle" if compared == "bundle" else "pte",
         changes=tuple(changes),
+        note=_mixed_kinds_note(str(a), doc_a, str(b), doc_b),
+    )
+
+
+def _mixed_kinds_note(a: str, doc_a: dict[str, Any], b: str, doc_b: dict[str, Any]) -> str | None:
+    """What a bundle-vs-`.pte` comparison did and did not compare (None for same kinds)."""
+    kinds = (doc_a.get("kind"), doc_b.get("kind"))
+    if kinds[0] == kinds[1]:
+        return None
+    bundle, pte = (a, b) if kinds[0] == "bundle" else (b, a)
+    return (
+        f"{bundle} is a bundle and {pte} a .pte: only the bundle's model.pte was compared "
+        "with it; the bundle's profiles, policy, target, files and provenance were not "
+        "(pass two bundles to compare those)"
     )
