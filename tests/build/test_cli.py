@@ -103,3 +103,56 @@ def test_successful_build_prints_a_summary_and_json_logs(
     events = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
     finished = {e["stage"] for e in events if e.get("event") == "stage_finished"}
     assert {"load", "plan", "export", "lower", "bundle", "validate"} <= finished
+
+
+def test_directory_as_manifest_suggests_its_manifest_yaml(
+    write_project: WriteProject, tmp_path: Path
+) -> None:
+    path = write_project()
+    done = _run(path.parent, "--out", tmp_path / "out")
+    assert done.returncode == 2
+    assert f"{path.parent}: is a directory; did you mean {path}?" in done.stderr
+    assert "no such manifest file" not in done.stderr and "Traceback" not in done.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = _run(empty, "--out", tmp_path / "out")
+    assert done.returncode == 2
+    assert f"{empty}: is a directory; pass {empty / 'manifest.yaml'}" in done.stderr
+
+
+def test_out_that_is_a_file_fails_before_any_export(
+    write_project: WriteProject, tmp_path: Path
+) -> None:
+    path = write_project()
+    in_the_way = tmp_path / "out"
+    in_the_way.write_text("keep me")
+    cache = tmp_path / "cache"
+    done = _run(path, "--local", "--out", in_the_way, "--cache-dir", cache)
+    assert done.returncode == 2, done.stderr
+    assert f"--out {in_the_way}: exists and is not a directory" in done.stderr
+    assert "Traceback" not in done.stderr
+    nested = in_the_way / "bundles"
+    done = _run(path, "--local", "--out", nested, "--cache-dir", cache)
+    assert done.returncode == 2
+    assert f"--out {nested}: cannot be created because {in_the_way} is not a directory" in (
+        done.stderr
+    )
+    assert in_the_way.read_text() == "keep me"
+    assert not cache.exists() or not any(cache.rglob("*"))  # nothing was exported or lowered
+
+
+def test_pipeline_checks_out_dir_before_loading(
+    write_project: WriteProject, tmp_path: Path
+) -> None:
+    from trt_edge.build.errors import OutputDirError
+    from trt_edge.build.pipeline import BuildOptions, build
+
+    path = write_project()
+    path.write_text("not: [a valid manifest")  # loading would fail with a different error
+    in_the_way = tmp_path / "out"
+    in_the_way.write_text("")
+    cache = tmp_path / "cache"
+    with pytest.raises(OutputDirError) as caught:
+        build(path, BuildOptions(out_dir=in_the_way, cache_dir=cache))
+    assert caught.value.exit_code == 2 and "exists and is not a directory" in str(caught.value)
+    assert not cache.exists() or not any(cache.rglob("*"))

@@ -30,7 +30,7 @@ from trt_edge_runner.bundle_format import (
     TensorSpec,
 )
 
-from trt_edge.build.errors import BundleWriteError
+from trt_edge.build.errors import BundleWriteError, OutputDirError
 from trt_edge.manifest.resolved import ResolvedManifest
 
 STAGING_PREFIX = ".staging-"
@@ -129,6 +129,34 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """Raise `OutputDirError` unless `out_dir` is, or can be created as, a writable directory.
+
+    Run before the manifest is loaded and the model exported/lowered (tens of seconds),
+    so `--out some-file` fails at once instead of after the expensive stages. Nothing is
+    created here: a build that then fails on a bad manifest leaves no empty directory.
+    """
+    hint = "pass --out a directory (it is created if missing)"
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputDirError(f"--out {out_dir}: exists and is not a directory", hint=hint)
+    existing = out_dir
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        raise OutputDirError(
+            f"--out {out_dir}: cannot be created because {existing} is not a directory",
+            hint=hint,
+        )
+    if existing.is_dir() and not os.access(existing, os.W_OK | os.X_OK):
+        what = "is not writable" if existing == out_dir else f"cannot be created in {existing}"
+        raise OutputDirError(
+            f"--out {out_dir}: {what} (permission denied)",
+            hint="pick a directory you can write to",
+        )
 
 
 class StagedBundle:

@@ -38,6 +38,10 @@ class BackendUnavailableError(BadInputError):
     """The requested backend cannot run in this environment (e.g. TensorRT without a GPU)."""
 
 
+class OutputDirError(BadInputError):
+    """`--out` is not a directory and cannot be created as one (checked before any work)."""
+
+
 class ExportError(BuildError):
     """torch.export could not capture the model over the manifest's export domain."""
 

@@ -289,6 +289,9 @@ def failed_report(out_dir: Path, manifest: ResolvedManifest) -> Path:
 def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
     """Build, validate and atomically write `OUT/<name>-<version>/`; raise `BuildError`s."""
     manifest_path = Path(manifest_path)
+    from trt_edge.build.bundle import check_out_dir
+
+    check_out_dir(options.out_dir)  # before the slow stages, not after them
     progress_timer = _Timer(options.progress)
     with progress_timer.stage("load"):
         manifest = load(manifest_path)

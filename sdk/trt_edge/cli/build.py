@@ -164,9 +164,25 @@ def run(args: argparse.Namespace) -> int:
     for category in (UserWarning, DeprecationWarning, FutureWarning):
         warnings.filterwarnings("ignore", category=category)
     manifest = Path(args.manifest)
+    if manifest.is_dir():
+        inside = manifest / "manifest.yaml"
+        hint = (
+            f"; did you mean {inside}?"
+            if inside.is_file()
+            else f"; pass {manifest / 'manifest.yaml'} (the manifest file itself)"
+        )
+        print(f"trt-edge build: {manifest}: is a directory{hint}", file=sys.stderr)
+        return 2
     if not manifest.is_file():
         print(f"trt-edge build: {manifest}: no such manifest file", file=sys.stderr)
         return 2
+    from trt_edge.build.bundle import check_out_dir
+
+    try:
+        check_out_dir(Path(args.out))  # before choosing a mode or starting any slow work
+    except BuildError as exc:
+        print(f"trt-edge build: error: {exc}", file=sys.stderr)
+        return exc.exit_code
     mode, reason = _choose_mode(args)
     if mode == "unavailable":
         print(f"trt-edge build: {reason}", file=sys.stderr)
