@@ -214,3 +214,44 @@ def test_gap_inside_the_export_domain_is_a_warning(base_text: str, write_manifes
     [warning] = result.warnings
     assert (warning.path, warning.line, warning.col) == ("profiles", 11, 1)
     assert "no profile accepts: seq 2..15;" in warning.message
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        ("max: 512}", "max: 99999999999999999999999}", "profiles[1].dims.seq.max"),
+        ("{min: 2,", "{min: 2147483648,", "profiles[1].dims.seq.min"),
+        ("opt: 128", "opt: 3000000000", "profiles[1].dims.seq.opt"),
+        ("dims: {seq: 1}", "dims: {seq: 4294967296}", "profiles[0].dims.seq"),
+        ("shape: [1], values", "shape: [2147483648], values", "inputs[1].shape[0]"),
+    ],
+)
+def test_extents_above_int32_are_refused_where_written(
+    base_text: str, write_manifest: Writer, old: str, new: str, where: str
+) -> None:
+    assert old in base_text
+    result = load_manifest(write_manifest(base_text.replace(old, new)))
+    assert not result.ok
+    # One int32 error, at the value (min/opt may also break min <= opt <= max: separate).
+    bound = [d for d in result.diagnostics if "int32" in d.message]
+    assert [d.path for d in bound] == [where], [str(d) for d in result.diagnostics]
+    assert "TensorRT dimensions are int32, so at most 2147483647" in bound[0].message
+    assert not any(
+        "expected a string" in d.message or "mapping" in d.message for d in result.diagnostics
+    )
+    line = next(i for i, t in enumerate(base_text.replace(old, new).splitlines(), 1) if new in t)
+    assert bound[0].line == line
+
+
+def test_largest_int32_extent_is_accepted(base_text: str, write_manifest: Writer) -> None:
+    m = load_manifest_or_raise(write_manifest(base_text.replace("max: 512}", "max: 2147483647}")))
+    assert m.profiles[1].dims["seq"] == DimRange(2, 128, 2**31 - 1)
+
+
+def test_values_must_lie_within_int64(base_text: str, write_manifest: Writer) -> None:
+    ok = base_text.replace("values: [0, 640]", f"values: [{-(2**63)}, {2**63}]")
+    assert load_manifest_or_raise(write_manifest(ok)).inputs[1].values == (-(2**63), 2**63)
+    too_big = base_text.replace("values: [0, 640]", "values: [0, 99999999999999999999999]")
+    result = load_manifest(write_manifest(too_big))
+    messages = {d.path: d.message for d in result.diagnostics if d.severity == "error"}
+    assert "is outside int64" in messages["inputs[1].values[1]"]

@@ -21,6 +21,7 @@ from pydantic_core import ValidationError
 from trt_edge.manifest.compiled import typed_dict_at, validator
 from trt_edge.manifest.diagnostics import Diagnostic
 from trt_edge.manifest.locations import JsonPath, LocationIndex, format_path
+from trt_edge.manifest.vocabulary import MAX_EXTENT, VALUES_MAX, VALUES_MIN
 from trt_edge.targets.catalog import did_you_mean
 
 _TYPE_ERRORS = {
@@ -37,6 +38,8 @@ _TYPE_ERRORS = {
     "model_attributes_type": "a mapping (key: value)",
     "none_required": "nothing",
 }
+
+_BOUND_ERRORS = frozenset({"less_than_equal", "greater_than_equal"})
 
 _PATTERN_HINTS = {
     ("metadata", "name"): "lower-case letters, digits and '-', starting with a letter or digit "
@@ -119,8 +122,20 @@ def _message(err: Any, path: JsonPath, data: Any, locations: LocationIndex) -> s
         return "at least one input is needed: list forward()'s arguments in order"
     if kind == "string_too_short":
         return "must not be empty"
+    if kind in _BOUND_ERRORS and "values" in path:
+        return (
+            f"{describe(value, raw)} is outside int64: `values` bounds must lie in "
+            f"[{VALUES_MIN}, {VALUES_MAX}]"
+        )
+    if kind == "less_than_equal" and err.get("ctx", {}).get("le") == MAX_EXTENT:
+        return (
+            f"extent {describe(value, raw)} is too large: TensorRT dimensions are int32, "
+            f"so at most {MAX_EXTENT} (2**31-1); use a smaller extent"
+        )
     if kind == "greater_than_equal":
         return f"must be >= {err.get('ctx', {}).get('ge')}, got {describe(value, raw)}"
+    if kind == "less_than_equal":
+        return f"must be <= {err.get('ctx', {}).get('le')}, got {describe(value, raw)}"
     return f"{err['msg']} (got {describe(value, raw)})"
 
 
@@ -157,6 +172,10 @@ def _merge_union_errors(items: list[tuple[JsonPath, Any]]) -> list[tuple[JsonPat
         by_path[path].append(err)
     merged: list[tuple[JsonPath, Any]] = []
     for path, errs in by_path.items():
+        if any(e["type"] in _BOUND_ERRORS for e in errs):
+            # An integer out of range for `int | str` / `int | DimRange`: the int member's
+            # bound is the whole story; "expected a string/mapping" would be noise.
+            errs = [e for e in errs if e["type"] not in _TYPE_ERRORS]
         type_errs = [e for e in errs if e["type"] in _TYPE_ERRORS]
         if len(type_errs) > 1 and len(type_errs) == len(errs):
             names = sorted({_TYPE_ERRORS[e["type"]] for e in type_errs})

@@ -10,17 +10,22 @@ silently ignored in a file that decides what ships to a device.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 # Only names from pydantic's core modules: `pydantic.types` (Discriminator, Tag, Strict*)
 # costs ~0.1 s of import time, and `trt-edge validate` must start fast.
 from pydantic import BaseModel, ConfigDict, Field
 
-from trt_edge.manifest.vocabulary import NAME_PATTERN
+from trt_edge.manifest.vocabulary import MAX_EXTENT, NAME_PATTERN, VALUES_MAX, VALUES_MIN
 
 Dtype = Literal[
     "float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"
 ]
+
+
+# Bounds live in vocabulary.py (int32 extents for TensorRT, int64 `values`).
+Extent = Annotated[int, Field(le=MAX_EXTENT)]
+ValueBound = Annotated[int, Field(ge=VALUES_MIN, le=VALUES_MAX)]
 
 
 class _Strict(BaseModel):
@@ -53,10 +58,10 @@ class ModelSource(_Strict):
 class InputSpec(_Strict):
     name: str = Field(description="Argument name of forward(), in argument order.")
     dtype: Dtype
-    shape: list[int | str] = Field(
+    shape: list[Extent | str] = Field(
         description="Static extents as integers, dynamic ones as symbol names (e.g. [1, seq])."
     )
-    values: list[int] | None = Field(
+    values: list[ValueBound] | None = Field(
         default=None,
         min_length=2,
         max_length=2,
@@ -66,12 +71,16 @@ class InputSpec(_Strict):
 
 
 class DimRange(_Strict):
-    min: int = Field(description="Smallest extent this profile accepts (>= 1).")
-    opt: int = Field(description="Extent TensorRT tunes kernels for (min <= opt <= max).")
-    max: int = Field(description="Largest extent this profile accepts.")
+    min: int = Field(le=MAX_EXTENT, description="Smallest extent this profile accepts (>= 1).")
+    opt: int = Field(
+        le=MAX_EXTENT, description="Extent TensorRT tunes kernels for (min <= opt <= max)."
+    )
+    max: int = Field(
+        le=MAX_EXTENT, description="Largest extent this profile accepts (<= 2**31-1: int32)."
+    )
 
 
-DimValue = int | DimRange
+DimValue = Extent | DimRange
 
 
 class ProfileSpec(_Strict):

@@ -10,3 +10,10 @@ API_VERSION = "trt-edge/v1"
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 SYMBOL_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 INTEGER_DTYPES = frozenset({"int64", "int32", "int16", "int8", "uint8"})
+
+# TensorRT dimensions (nvinfer1::Dims) are int32: an extent above this cannot be built or
+# bound, so it is refused where it is written rather than deep inside the build.
+MAX_EXTENT = 2**31 - 1
+# `values` is [low, high) over integer inputs, at most int64: high may be 2**63 (exclusive).
+VALUES_MIN = -(2**63)
+VALUES_MAX = 2**63
