@@ -35,10 +35,13 @@ import copy
 import hashlib
 import importlib
 import logging
+import os
+import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
@@ -80,6 +83,60 @@ NATIVE_GUARD_NAME = "OptimizationProfileGuard"
 
 _CHUNK = 1 << 20
 
+# Set to 1 to see everything the ExecuTorch runtime prints while a bundle loads.
+RUNTIME_LOGS_ENV = "TRT_EDGE_RUNTIME_LOGS"
+# What XNNPACK's CPU probe prints (via ET_LOG) the first time a method with an
+# XNNPACK delegate is loaded: the /sys files it could not read on this machine. It
+# is informational, every call, on every x86 box; it drowned the runner's messages.
+RUNTIME_NOISE = ("[cpuinfo_utils.cpp:",)
+
+
+def runtime_logs_wanted(explicit: bool | None = None) -> bool:
+    """Whether the runtime's own stderr lines are shown: the flag, else $TRT_EDGE_RUNTIME_LOGS."""
+    if explicit is not None:
+        return explicit
+    return os.environ.get(RUNTIME_LOGS_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@contextmanager
+def quiet_runtime_stderr(show_all: bool = False) -> Iterator[None]:
+    """Hold back the ExecuTorch runtime's known-noise lines on fd 2 for the block.
+
+    The runtime writes from C++ straight to file descriptor 2, below Python's
+    `sys.stderr`, so the only way to keep those lines off a terminal is to point
+    fd 2 at a temporary file for the (short) load and restore it afterwards.
+    Nothing is swallowed but the known XNNPACK CPU-probe lines: every other
+    captured line is written back to stderr when the block ends, and everything
+    (noise included) when the block raises or `show_all` is set, so a load
+    failure still shows what the runtime said. While the block runs, other
+    threads' stderr writes are captured and replayed the same way.
+    """
+    if show_all:
+        yield
+        return
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as capture:
+        saved = os.dup(2)
+        failed = False
+        try:
+            os.dup2(capture.fileno(), 2)
+            try:
+                yield
+            except BaseException:
+                failed = True
+                raise
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+        finally:
+            os.close(saved)
+            capture.seek(0)
+            lines = capture.read().decode("utf-8", errors="replace").splitlines(keepends=True)
+            kept = [ln for ln in lines if failed or not ln.lstrip().startswith(RUNTIME_NOISE)]
+            if kept:
+                sys.stderr.write("".join(kept))
+                sys.stderr.flush()
+
 
 @dataclass(frozen=True)
 class RunResult:
@@ -94,6 +151,26 @@ class RunResult:
     outcome: Outcome
     seconds: float
     request: Request = field(default_factory=Request.default)
+
+
+def _load_method(runtime: Any, pte: Path, ptd: Path, method_name: str) -> Any:
+    """Load `method_name` of `pte` (with its `.ptd` when present) or ProgramLoadError."""
+    try:
+        program = runtime.load_program(pte, data_path=ptd if ptd.exists() else None)
+    except (RuntimeError, ValueError) as exc:
+        raise ProgramLoadError(
+            f"{pte}: the ExecuTorch runtime could not load it ({exc}); the file may be "
+            "from an incompatible ExecuTorch version: rebuild the bundle"
+        ) from None
+    if method_name not in program.method_names:
+        raise ProgramLoadError(
+            f"{pte}: has no method {method_name!r} (it has "
+            f"{', '.join(sorted(program.method_names))}); bundle.json and model.pte disagree"
+        )
+    try:
+        return program.load_method(method_name)
+    except RuntimeError as exc:
+        raise ProgramLoadError(f"{pte}: loading method {method_name!r} failed: {exc}") from None
 
 
 def file_sha256(path: Path) -> str:
@@ -309,8 +386,13 @@ class Runner:
         verify_files: bool = True,
         check_values: bool = False,
         honour_policy: bool = True,
+        runtime_logs: bool | None = None,
     ) -> Runner:
-        """Verify, load and prepare a bundle; every problem is a RunnerError before any run."""
+        """Verify, load and prepare a bundle; every problem is a RunnerError before any run.
+
+        `runtime_logs`: show the ExecuTorch runtime's informational stderr lines
+        while loading (default: $TRT_EDGE_RUNTIME_LOGS; see quiet_runtime_stderr).
+        """
         bundle_dir = Path(bundle_dir)
         manifest = read_bundle_manifest(bundle_dir)
         if verify_files:
@@ -335,24 +417,8 @@ class Runner:
             )
         pte = bundle_dir / MODEL_PTE
         ptd = bundle_dir / "model.ptd"
-        try:
-            program = runtime.load_program(pte, data_path=ptd if ptd.exists() else None)
-        except (RuntimeError, ValueError) as exc:
-            raise ProgramLoadError(
-                f"{pte}: the ExecuTorch runtime could not load it ({exc}); the file may be "
-                "from an incompatible ExecuTorch version: rebuild the bundle"
-            ) from None
-        if manifest.method not in program.method_names:
-            raise ProgramLoadError(
-                f"{pte}: has no method {manifest.method!r} (it has "
-                f"{', '.join(sorted(program.method_names))}); bundle.json and model.pte disagree"
-            )
-        try:
-            method = program.load_method(manifest.method)
-        except RuntimeError as exc:
-            raise ProgramLoadError(
-                f"{pte}: loading method {manifest.method!r} failed: {exc}"
-            ) from None
+        with quiet_runtime_stderr(show_all=runtime_logs_wanted(runtime_logs)):
+            method = _load_method(runtime, pte, ptd, manifest.method)
         num_inputs = method.metadata.num_inputs()
         if num_inputs != len(manifest.inputs):
             raise ProgramLoadError(

@@ -60,6 +60,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-verify", action="store_true", help="skip the sha256/size check of bundle files"
     )
     parser.add_argument("--json", action="store_true", help="print a JSON result on stdout")
+    add_verbose_argument(parser)
+
+
+def add_verbose_argument(parser: argparse.ArgumentParser) -> None:
+    """`-v`: show the ExecuTorch runtime's own log lines (hidden by default as noise)."""
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show the ExecuTorch runtime's own log lines while loading "
+        "(also TRT_EDGE_RUNTIME_LOGS=1)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -170,7 +182,11 @@ def _execute(args: argparse.Namespace) -> int:
 
     if args.save_outputs:
         check_output_path(args.save_outputs)
-    runner = Runner.open(args.bundle, verify_files=not args.no_verify)
+    runner = Runner.open(
+        args.bundle,
+        verify_files=not args.no_verify,
+        runtime_logs=True if getattr(args, "verbose", False) else None,
+    )
     target = target_of(args)
     if args.inputs:
         inputs = load_npz(args.inputs, runner.manifest)

@@ -36,6 +36,8 @@ WARMUP = 3
 
 
 def register(subparsers: Any) -> None:
+    from trt_edge_runner.commands.run import add_verbose_argument
+
     parser = subparsers.add_parser(
         "bench",
         help="per-phase p50/p90/p99 latency under the policy, auto and the widest profile",
@@ -48,6 +50,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the JSON result on stdout")
     parser.add_argument("--plot", metavar="FILE.png", help="write a chart of the result")
+    add_verbose_argument(parser)
     parser.set_defaults(run=run)
 
 
@@ -316,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
             # Checked before timing anything: a bad path found only at the end
             # would throw the whole benchmark away.
             check_output_path(args.plot, "--plot")
-        runner = Runner.open(args.bundle)
+        runner = Runner.open(args.bundle, runtime_logs=True if args.verbose else None)
         result = bench(runner, args.iterations, args.decode_steps)
     except RunnerError as exc:
         print(f"trt-edge: error: {exc}", file=sys.stderr)

@@ -41,6 +41,8 @@ class Generation:
 
 
 def register(subparsers: Any) -> None:
+    from trt_edge_runner.commands.run import add_verbose_argument
+
     parser = subparsers.add_parser(
         "generate",
         help="greedy token generation with a prefill/decode bundle (tiny-LLM I/O contract)",
@@ -50,6 +52,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--prompt-ids", required=True, help="comma-separated token ids, e.g. 1,2,3")
     parser.add_argument("--max-new-tokens", type=int, default=16, help="tokens to generate")
     parser.add_argument("--json", action="store_true", help="print JSON on stdout")
+    add_verbose_argument(parser)
     parser.set_defaults(run=run)
 
 
@@ -148,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         prompt = parse_prompt(args.prompt_ids)
-        runner = Runner.open(args.bundle)
+        runner = Runner.open(args.bundle, runtime_logs=True if args.verbose else None)
         result = generate(runner, prompt, args.max_new_tokens)
     except GenerateContractError as exc:
         print(f"trt-edge: error: {exc}", file=sys.stderr)
