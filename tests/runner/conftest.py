@@ -10,6 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from runner.cpp_build import (  # type: ignore[import-not-found]
+    CPP_SRC,
+    RUNNER_TARGETS,
+    stale_binaries,
+)
 from runner.tiny_bundles import (  # type: ignore[import-not-found]
     SEQ_MAX,
     BundleMaker,
@@ -19,19 +24,27 @@ from runner.tiny_bundles import (  # type: ignore[import-not-found]
 )
 from trt_edge_runner.bundle_format import PhaseTarget
 
-REPO = Path(__file__).resolve().parents[2]
-CPP_SRC = REPO / "device_runner" / "cpp"
-
 
 @pytest.fixture(scope="session")
 def trt_edge_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The C++ runner binary: $TRT_EDGE_RUN, the `make test-cpp` build, or built here."""
+    """The C++ runner binary: $TRT_EDGE_RUN, the `make test-cpp` build when it is newer
+    than every runner source (rebuilt in place when stale), or built here."""
     env = os.environ.get("TRT_EDGE_RUN")
     if env:
         return Path(env)
     made = CPP_SRC / "build" / "runner" / "trt-edge-run"
-    if made.is_file() and (made.parent / "trt-edge-run-threads").is_file():
+    if not stale_binaries(made.parent):
         return made
+    if (CPP_SRC / "build" / "CMakeCache.txt").is_file():
+        # Incremental: cmake rebuilds only what changed since the `make test-cpp` build.
+        done = subprocess.run(
+            ["cmake", "--build", str(CPP_SRC / "build"), "--target", *RUNNER_TARGETS, "-j", "2"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode == 0 and not stale_binaries(made.parent):
+            return made
     build = tmp_path_factory.mktemp("cpp-build")
     subprocess.run(
         [
@@ -52,8 +65,7 @@ def trt_edge_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "--build",
             str(build),
             "--target",
-            "trt-edge-run",
-            "trt-edge-run-threads",
+            *RUNNER_TARGETS,
             "-j",
             "2",
         ],
