@@ -100,7 +100,7 @@ def _build_code_digest(*names: str) -> str:
 
 
 EXPORT_CODE = ("model_source.py", "plan.py", "export.py")
-VALIDATE_CODE = ("plan.py", "validate.py")
+VALIDATE_CODE = ("plan.py", "validate.py", "delegates.py")
 
 
 def _runner_code_digest() -> str:
@@ -344,7 +344,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
     staged = StagedBundle(options.out_dir, bundle_dir_name(manifest))
     try:
         with job.timer.stage("bundle"):
-            from trt_edge.build.delegates import read_delegates
+            from trt_edge.build.delegates import read_delegates, signature_check_summary
 
             write_file(staged.path / MODEL_PTE, lowered.pte)
             # One external-data file is named model.ptd: the name the runner loads.
@@ -361,6 +361,9 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
                 "source_date_from": source_date_from,
                 "builder": {"mode": "local"},
                 "backend_reason": choice.reason,
+                # Where TensorRT profile signatures came from (the compile inputs, not the
+                # engines) and hence what the cross-delegate check did and did not prove.
+                "profile_signatures": signature_check_summary(delegates),
             }
 
             def document() -> Any:

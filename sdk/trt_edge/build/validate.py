@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from trt_edge_runner.bundle_format import DelegateInfo
 
+from trt_edge.build.delegates import signature_check_summary
 from trt_edge.build.errors import ValidationFailedError
 from trt_edge.build.plan import ExportPlan, sample_inputs
 from trt_edge.manifest.resolved import ResolvedManifest
@@ -215,6 +216,7 @@ def validate_bundle(
             }
             for d in delegates
         ],
+        "profile_signature_check": signature_check_summary(delegates),
         "ok": not failures,
         "failures": failures,
     }
