@@ -5,7 +5,8 @@ machine and manifest, with the stage cache disabled for both builds so each one
 runs every stage (export, lower, validate):
 
   container ÷ local  goal ≤ 1.3: what `--container` costs over `--local` once the
-                     builder image exists (engine start, mounts, log streaming).
+                     builder image exists (engine start, mounts, log streaming); both
+                     run as `trt-edge build` processes, as a user runs them.
   image build        `cpu` and `cpu-runtime` built without the layer cache (the
                      wheelhouse and the Debian base already present): what CI pays
                      cold, apart from the one-off `trt-edge images base`.
@@ -17,6 +18,7 @@ Options: --manifest PATH (default examples/vision/manifest.yaml), --rounds N
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,27 +31,24 @@ def _quiet(_: str) -> None:
     return None
 
 
-def timed_local(manifest: Path, work: Path) -> float:
-    from trt_edge.build.pipeline import BuildOptions, build
-
+def _cli_build(manifest: Path, out: Path, *mode: str) -> float:
+    """One `trt-edge build` as a user runs it: a fresh process each time, so both modes
+    pay interpreter start and the torch/executorch imports (an in-process local build
+    would reuse warm imports and compare unfairly)."""
+    command = [sys.executable, "-m", "trt_edge", "build", str(manifest), *mode, "--no-cache"]
+    command += ["--out", str(out / "out"), "--cache-dir", str(out / "cache")]
+    command += ["--log-format", "json"]
     started = time.perf_counter()
-    build(manifest, BuildOptions(out_dir=work / "local", cache_dir=work / "c1", use_cache=False))
+    subprocess.run(command, check=True, capture_output=True)
     return time.perf_counter() - started
+
+
+def timed_local(manifest: Path, work: Path) -> float:
+    return _cli_build(manifest, work / "local", "--local")
 
 
 def timed_container(manifest: Path, work: Path, image: str) -> float:
-    from trt_edge.build.pipeline import BuildOptions
-    from trt_edge.containers.build_runner import build_in_container
-
-    started = time.perf_counter()
-    build_in_container(
-        manifest,
-        BuildOptions(out_dir=work / "container", cache_dir=work / "c2", use_cache=False),
-        None,
-        image,
-        echo=_quiet,
-    )
-    return time.perf_counter() - started
+    return _cli_build(manifest, work / "container", "--container", "--image", image)
 
 
 def main(argv: list[str] | None = None) -> int:
