@@ -126,6 +126,10 @@ def test_cpp_auto_and_policy_ignoring_runner(
         (["--phase", "decode", "--dims", "seq=3"], 2, "'ids' dim 1 = 3 is outside profile 0"),
         (["--auto", "--dims", "seq=65"], 2, "no profile matches inputs"),
         (["--auto", "--phase", "decode"], 2, "exactly one of"),
+        (["--auto", "--bench", "-5"], 2, "--bench -5: must be between 1 and"),
+        (["--auto", "--bench", "0"], 2, "--bench 0: must be between 1 and"),
+        (["--auto", "--bench", "5x"], 2, "--bench 5x: expected an integer"),
+        (["--auto", "--dims", "seq=-3"], 2, "--dims seq=-3: must be between 1 and"),
     ],
 )
 def test_cpp_bad_requests_fail_clearly(

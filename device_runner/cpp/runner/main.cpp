@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -53,6 +54,11 @@ const char* kUsage =
     "                    [--inputs DIR] [--outputs DIR] [--bench N] [--json] [--no-verify]\n"
     "                    [--ignore-policy]\n";
 
+// "--bench 5", or "--dims seq=5" when the flag names a symbol (ends with '=').
+std::string shown(const std::string& flag, const std::string& text) {
+  return flag + (!flag.empty() && flag.back() == '=' ? "" : " ") + text;
+}
+
 int64_t parse_int(const std::string& text, const std::string& flag) {
   try {
     size_t used = 0;
@@ -60,8 +66,21 @@ int64_t parse_int(const std::string& text, const std::string& flag) {
     if (used != text.size()) throw std::invalid_argument(text);
     return v;
   } catch (const std::exception&) {
-    throw RunnerError(flag + " " + text + ": expected an integer", 2);
+    throw RunnerError(shown(flag, text) + ": expected an integer", 2);
   }
+}
+
+// An integer flag that must lie in [low, high]: a count or size outside it is refused
+// with the flag, the value and the range, rather than silently clamped or run once.
+int64_t parse_int_in(const std::string& text, const std::string& flag, int64_t low, int64_t high,
+                     const std::string& why) {
+  const int64_t v = parse_int(text, flag);
+  if (v < low || v > high) {
+    throw RunnerError(shown(flag, text) + ": must be between " + std::to_string(low) + " and " +
+                          std::to_string(high) + " (" + why + ")",
+                      2);
+  }
+  return v;
 }
 
 Options parse(int argc, char** argv) {
@@ -89,14 +108,17 @@ Options parse(int argc, char** argv) {
         const std::string item = argv[++i];
         const auto eq = item.find('=');
         if (eq == std::string::npos) throw RunnerError("--dims " + item + ": expected SYM=INT", 2);
-        o.dims[item.substr(0, eq)] = parse_int(item.substr(eq + 1), "--dims " + item.substr(0, eq));
+        o.dims[item.substr(0, eq)] =
+            parse_int_in(item.substr(eq + 1), "--dims " + item.substr(0, eq + 1), 1,
+                         std::numeric_limits<int32_t>::max(), "a dimension size");
       }
     } else if (a == "--inputs") {
       o.inputs = next();
     } else if (a == "--outputs") {
       o.outputs = next();
     } else if (a == "--bench") {
-      o.bench = static_cast<int>(parse_int(next(), "--bench"));
+      o.bench = static_cast<int>(parse_int_in(next(), "--bench", 1, 1000000000,
+                                              "the number of timed executions"));
     } else if (a == "--json") {
       o.json = true;
     } else if (a == "--no-verify") {
