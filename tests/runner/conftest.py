@@ -43,7 +43,7 @@ def trt_edge_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
             text=True,
             check=False,
         )
-        if done.returncode == 0 and not stale_binaries(made.parent):
+        if done.returncode == 0:  # cmake's dependency tracking decides what was out of date
             return made
     build = tmp_path_factory.mktemp("cpp-build")
     subprocess.run(

@@ -16,14 +16,15 @@ from runner.cpp_build import (  # type: ignore[import-not-found]
 
 def test_sources_cover_the_runner_and_the_policy_header() -> None:
     names = {p.name for p in runner_sources()}
-    assert {"main.cpp", "npy.cpp", "profile_policy.h", "CMakeLists.txt"} <= names
+    assert {"main.cpp", "npy.cpp", "threads_check.cpp", "profile_policy.h"} <= names
+    threads = {p.name for p in runner_sources(target="trt-edge-run-threads")}
+    assert "threads_check.cpp" in threads and "main.cpp" not in threads
 
 
 def test_binaries_older_than_a_source_are_stale(tmp_path: Path) -> None:
     src = tmp_path / "cpp"
     shutil.copytree(CPP_SRC / "runner", src / "runner", ignore=shutil.ignore_patterns("build"))
     shutil.copytree(CPP_SRC / "include", src / "include")
-    shutil.copy(CPP_SRC / "CMakeLists.txt", src / "CMakeLists.txt")
     out = tmp_path / "build" / "runner"
     out.mkdir(parents=True)
     assert stale_binaries(out, src) == list(RUNNER_TARGETS)  # missing = stale
@@ -32,6 +33,9 @@ def test_binaries_older_than_a_source_are_stale(tmp_path: Path) -> None:
         (out / name).write_bytes(b"\x7fELF")
         os.utime(out / name, (newest + 10, newest + 10))
     assert stale_binaries(out, src) == []
-    edited = src / "runner" / "main.cpp"
-    os.utime(edited, (newest + 20, newest + 20))  # a source edited after the build
+    # main.cpp edited after the build: only the binary built from it is stale.
+    os.utime(src / "runner" / "main.cpp", (newest + 20, newest + 20))
+    assert stale_binaries(out, src) == ["trt-edge-run"]
+    # A shared header edited after the build: both are.
+    os.utime(src / "runner" / "bundle.h", (newest + 30, newest + 30))
     assert stale_binaries(out, src) == list(RUNNER_TARGETS)
