@@ -324,8 +324,14 @@ def test_choose_mode_prefers_a_current_image_and_explains_otherwise(
     current = build_image("cpu", client=docker_client)  # current for this very checkout
     mode, reason = choose_mode("cpu-x86_64", None)
     assert (mode, current.tag in reason) == ("container", True)
+    from trt_edge.containers.gpu import host_gpus
+
     mode, reason = choose_mode("x86-ampere", None)
-    assert mode == "local" and "`trt-edge images build x86-trt`" in reason
+    assert mode == "local"
+    if host_gpus():
+        assert "`trt-edge images build x86-trt`" in reason
+    else:
+        assert "x86-ampere needs TensorRT on a GPU and this host has none" in reason
     assert choose_mode("cpu-x86_64", "local") == ("local", "--local")
     monkeypatch.setenv("TRT_EDGE_BUILD_MODE", "local")
     assert choose_mode("cpu-x86_64", None) == ("local", "TRT_EDGE_BUILD_MODE=local")
@@ -348,3 +354,19 @@ def test_build_over_its_timeout_is_killed_and_leaves_nothing(
     assert "ran longer than 3 s and was killed" in str(info.value)
     assert "TRT_EDGE_CONTAINER_TIMEOUT" in str(info.value)
     assert_nothing_left(docker_client, out)
+
+
+def test_choose_mode_with_a_stale_image_builds_locally_and_says_how_to_fix(
+    cpu_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A changed Dockerfile makes every existing cpu image stale: never run stale code."""
+    images = tmp_path / "images"
+    shutil.copytree(catalog.images_dir(), images)
+    dockerfile = images / "cpu" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "# changed\n")
+    monkeypatch.setenv(catalog.IMAGES_DIR_ENV, str(images))
+    monkeypatch.delenv("TRT_EDGE_BUILD_MODE", raising=False)
+    mode, reason = choose_mode("cpu-x86_64", None)
+    assert mode == "local"
+    assert "no current builder image trt-edge/cpu" in reason
+    assert "`trt-edge images build cpu`" in reason
