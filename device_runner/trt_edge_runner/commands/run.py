@@ -14,13 +14,13 @@ runtime), 2 bad request or inputs (unknown phase, pin, shape, values, flags).
 
 from __future__ import annotations
 
-import argparse
-import json
-import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
+# json/logging are imported where used: the host's `trt-edge --help` imports this module.
 if TYPE_CHECKING:
+    import argparse
+
     from trt_edge_runner.bundle_format import BundleManifest
     from trt_edge_runner.runner import Runner, Target
 
@@ -125,6 +125,8 @@ def configure_logging(prog: str) -> None:
     that as a warning. That is noise to someone running a bundle, so those two
     loggers are raised to ERROR here (the CLI only; library users keep theirs).
     """
+    import logging
+
     for noisy in ("torchao", "torch.utils._pytree"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
     handler = logging.StreamHandler(sys.stderr)
@@ -171,6 +173,8 @@ def execute(args: argparse.Namespace, *, prog: str) -> int:
 
 
 def _execute(args: argparse.Namespace) -> int:
+    import json
+
     from trt_edge_runner.runner import Runner
     from trt_edge_runner.tensors import (
         check_output_path,

@@ -17,18 +17,17 @@ on TensorRT each profile is its own engine tuning.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+# Standard-library modules only some functions need are imported inside them:
+# `trt-edge --help` and `validate` import every CLI module (startup budget).
 if TYPE_CHECKING:
+    import argparse
+
     from trt_edge_runner.bundle_format import BundleManifest
     from trt_edge_runner.runner import Runner, Target
 
@@ -64,6 +63,9 @@ def _read(path: str) -> str | None:
 
 def machine_facts() -> dict[str, Any]:
     """CPU model and cores; on a Jetson the power mode and clocks (when readable)."""
+    import platform
+    import subprocess
+
     model = None
     cpuinfo = _read("/proc/cpuinfo") or ""
     for line in cpuinfo.splitlines():
@@ -241,6 +243,8 @@ def table(result: dict[str, Any]) -> str:
 
 def plot(result: dict[str, Any], path: Path) -> None:
     """Grouped bars (p50, whiskers to p90, dots at p99) per phase and case, written atomically."""
+    import tempfile
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -304,6 +308,8 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import json
+
     from trt_edge_runner.commands.run import configure_logging, exit_code
     from trt_edge_runner.errors import RunnerError
     from trt_edge_runner.runner import Runner

@@ -13,14 +13,15 @@ weights: they must equal eager PyTorch's on the same weights (tested).
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+# json, argparse (types only) and no dataclasses at module level: `trt-edge --help`
+# and `validate` import every CLI module, so only what startup needs is imported.
 if TYPE_CHECKING:
+    import argparse
+
     from trt_edge_runner.runner import Runner
 
 PREFILL = "prefill"
@@ -31,13 +32,13 @@ class GenerateContractError(Exception):
     """The bundle does not follow the I/O contract generate needs; the message says how."""
 
 
-@dataclass
 class Generation:
     """Tokens produced and what each step ran on."""
 
-    prompt: list[int]
-    tokens: list[int] = field(default_factory=list)
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    def __init__(self, prompt: list[int]) -> None:
+        self.prompt = prompt
+        self.tokens: list[int] = []
+        self.steps: list[dict[str, Any]] = []
 
 
 def register(subparsers: Any) -> None:
@@ -143,6 +144,8 @@ def generate(runner: Runner, prompt: list[int], max_new_tokens: int) -> Generati
 
 
 def run(args: argparse.Namespace) -> int:
+    import json
+
     from trt_edge_runner.commands.run import configure_logging, exit_code
     from trt_edge_runner.errors import RunnerError
     from trt_edge_runner.runner import Runner

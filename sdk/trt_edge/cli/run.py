@@ -9,10 +9,12 @@ prints each output's name, shape and dtype, the profile used and the latency.
 
 from __future__ import annotations
 
-import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trt_edge_runner.commands.run as device_run
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def register(subparsers: Any) -> None:
