@@ -172,7 +172,9 @@ def _load_npy_dir(directory: Path, manifest: BundleManifest) -> list[npt.NDArray
     return arrays
 
 
-def check_output_path(path: Path | str, flag: str = "--save-outputs") -> Path:
+def check_output_path(
+    path: Path | str, flag: str = "--save-outputs", example: str = "outputs.npz"
+) -> Path:
     """`path` if a file can be written there, else OutputPathError naming it.
 
     Called before the model runs: finding out only afterwards that the target
@@ -183,7 +185,7 @@ def check_output_path(path: Path | str, flag: str = "--save-outputs") -> Path:
     path = Path(path)
     if path.is_dir():
         raise OutputPathError(
-            f"{flag} {path}: is a directory; give a file name, e.g. {path / 'outputs.npz'}"
+            f"{flag} {path}: is a directory; give a file name, e.g. {path / example}"
         )
     ancestor = path.parent
     while not ancestor.exists() and ancestor != ancestor.parent:

@@ -63,4 +63,5 @@ def test_bench_refuses_a_plot_path_that_is_a_directory_before_timing(
     assert host_main(argv) == 2
     captured = capsys.readouterr()
     assert f"trt-edge: error: --plot {tmp_path}: is a directory" in captured.err
+    assert str(tmp_path / "bench.png") in captured.err  # the hint names a chart file
     assert "Traceback" not in captured.err and captured.out == ""  # nothing was timed

@@ -324,7 +324,7 @@ def run(args: argparse.Namespace) -> int:
         if args.plot:
             # Checked before timing anything: a bad path found only at the end
             # would throw the whole benchmark away.
-            check_output_path(args.plot, "--plot")
+            check_output_path(args.plot, "--plot", example="bench.png")
         runner = Runner.open(args.bundle, runtime_logs=True if args.verbose else None)
         result = bench(runner, args.iterations, args.decode_steps)
     except RunnerError as exc:
