@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from agent.conftest import Bundles  # type: ignore[import-not-found]
 from trt_edge.cli.main import main
-from trt_edge.flash.boards import boards, flash_command
+from trt_edge.flash.boards import board_target, boards, flash_command
+from trt_edge.flash.errors import FlashError
 
 
 @pytest.fixture
@@ -26,7 +27,7 @@ def flash(bsp: Path, bundle: Path, pubkey: Path, *extra: str, board: str = "") -
         [
             "flash",
             "--board",
-            board or "jetson-orin-nano-devkit",
+            board or "jetson-orin-nano-jp6",
             "--bsp",
             str(bsp),
             "--bundle",
@@ -115,6 +116,17 @@ def test_real_flash_without_nvidia_tool_says_the_bsp_is_incomplete(
 def test_every_catalog_board_has_a_flash_command() -> None:
     known = boards()
     assert "jetson-orin-nano-devkit" in known
-    for target in known.values():
-        command = flash_command(target)
-        assert command[0] == "sudo" and target.flash_board in command
+    for targets in known.values():
+        for target in targets:
+            command = flash_command(target)
+            assert command[0] == "sudo" and target.flash_board in command
+
+
+def test_target_ids_resolve_and_a_shared_board_name_is_refused() -> None:
+    assert board_target("jetson-orin-nano-jp6").id == "jetson-orin-nano-jp6"
+    assert board_target("jetson-orin-nx-jp6").id == "jetson-orin-nx-jp6"
+    assert board_target("jetson-agx-orin-devkit").id == "jetson-agx-orin-jp6"
+    with pytest.raises(FlashError) as caught:
+        board_target("jetson-orin-nano-devkit")
+    message = str(caught.value)
+    assert "jetson-orin-nano-jp6" in message and "jetson-orin-nx-jp6" in message

@@ -22,7 +22,14 @@ def register(subparsers: Any) -> None:
             "apply_binaries.sh."
         ),
     )
-    parser.add_argument("--board", required=True, help="board name or target id from the catalog")
+    parser.add_argument(
+        "--board",
+        required=True,
+        help=(
+            "target id from the catalog (e.g. jetson-orin-nano-jp6), or a board name "
+            "that only one target uses"
+        ),
+    )
     parser.add_argument("--bsp", required=True, type=Path, help="Linux_for_Tegra directory")
     parser.add_argument(
         "--bundle", required=True, type=Path, help="signed bundle .tar (or bundle directory)"

@@ -17,21 +17,48 @@ INITRD_FLASH = "tools/kernel_flash/l4t_initrd_flash.sh"
 FLASH_SH = "flash.sh"
 
 
-def boards() -> dict[str, Target]:
-    """Every flashable board name in the catalog, with the target it runs."""
-    return {t.flash_board: t for t in load_catalog() if t.flash_board and t.flash_tool}
+def flashable_targets() -> list[Target]:
+    """Every catalog target that names a board and a flash tool."""
+    return [t for t in load_catalog() if t.flash_board and t.flash_tool]
+
+
+def boards() -> dict[str, list[Target]]:
+    """Every flashable board name with the targets that run on it.
+
+    One devkit can carry several targets (the Orin Nano devkit takes an Orin Nano
+    or an Orin NX module), so a board name alone does not always pick a target.
+    """
+    known: dict[str, list[Target]] = {}
+    for target in flashable_targets():
+        known.setdefault(target.flash_board or "", []).append(target)
+    return known
 
 
 def board_target(board: str) -> Target:
-    """The target for `board` (a board name or a target id), or FlashError listing the boards."""
-    known = boards()
-    if board in known:
-        return known[board]
-    by_id = {t.id: t for t in known.values()}
-    if board in by_id:
-        return by_id[board]
-    names = ", ".join(sorted(known))
-    raise FlashError(f"--board {board}: not a flashable board in the target catalog ({names})")
+    """The target for `board`: a target id, or a board name that only one target uses.
+
+    FlashError (exit 2) for an unknown name, and for a board name shared by several
+    targets, listing the target ids to pass instead.
+    """
+    targets = flashable_targets()
+    for target in targets:
+        if target.id == board:
+            return target
+    on_board = boards().get(board, [])
+    if len(on_board) == 1:
+        return on_board[0]
+    if on_board:
+        ids = ", ".join(sorted(t.id for t in on_board))
+        raise FlashError(
+            f"--board {board}: this board runs several targets ({ids}); "
+            "pass the target id of the module fitted instead"
+        )
+    ids = ", ".join(sorted(t.id for t in targets))
+    names = ", ".join(sorted(boards()))
+    raise FlashError(
+        f"--board {board}: not a flashable board in the target catalog "
+        f"(target ids: {ids}; boards: {names})"
+    )
 
 
 def flash_command(target: Target) -> list[str]:
