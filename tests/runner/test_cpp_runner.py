@@ -8,6 +8,8 @@ same way, so both runners see byte-identical tensors. Also run by ctest
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -189,3 +191,29 @@ def test_cpp_threads_keep_their_own_guards(trt_edge_run: Path, llm_like_bundle: 
     proc = run_cpp(trt_edge_run.parent / "trt-edge-run-threads", str(llm_like_bundle))
     assert proc.returncode == 0, proc.stderr
     assert "ok: 2 threads x 25 executions on profiles 0 and 1" in proc.stdout
+
+
+def test_cpp_hides_cpu_probe_lines_but_not_runtime_errors(
+    trt_edge_run: Path, llm_like_bundle: Path, tmp_path: Path
+) -> None:
+    quiet = run_cpp(trt_edge_run, "--bundle", str(llm_like_bundle), "--phase", "decode")
+    assert quiet.returncode == 0, quiet.stderr
+    assert "cpuinfo_utils" not in quiet.stderr
+    # A truncated model.pte (size check skipped): ExecuTorch's own error line still shows.
+    broken = tmp_path / "broken"
+    shutil.copytree(llm_like_bundle, broken)
+    pte = broken / "model.pte"
+    pte.write_bytes(pte.read_bytes()[: pte.stat().st_size // 2])
+    failed = run_cpp(trt_edge_run, "--bundle", str(broken), "--phase", "decode", "--no-verify")
+    assert failed.returncode == 1
+    assert "E executorch:program.cpp" in failed.stderr and "trt-edge-run: error:" in failed.stderr
+    if os.uname().machine == "x86_64":  # where XNNPACK's probe prints them
+        loud = subprocess.run(
+            [str(trt_edge_run), "--bundle", str(llm_like_bundle), "--phase", "decode"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=600,
+            env={**os.environ, "TRT_EDGE_RUNTIME_LOGS": "1"},
+        )
+        assert "cpuinfo_utils.cpp" in loud.stderr

@@ -11,9 +11,14 @@
 // after a warm-up, interleaving the runner's execute with a raw Module::execute
 // on the same inputs, and reports both (the runner's overhead).
 // Exit codes: 0 ran, 1 the bundle or runtime failed, 2 bad request or inputs.
+// XNNPACK's CPU-probe info lines (cpuinfo_utils.cpp) are hidden unless
+// TRT_EDGE_RUNTIME_LOGS=1; every other runtime log line is printed.
+#include <executorch/runtime/platform/platform.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -48,6 +53,26 @@ struct Options {
   bool verify = true;
   bool honour_policy = true;
 };
+
+// The ExecuTorch log sink: drops the XNNPACK CPU probe's informational lines (what
+// /sys files it could not read, printed at every backend init on x86) and prints
+// everything else like the default POSIX sink does. Errors are never dropped.
+void emit_runtime_log(et_timestamp_t /*timestamp*/, et_pal_log_level_t level, const char* filename,
+                      const char* /*function*/, size_t line, const char* message, size_t length) {
+  const char* base = std::strrchr(filename, '/');
+  base = base != nullptr ? base + 1 : filename;
+  const bool informational = level == kInfo || level == kDebug;
+  if (informational && std::strcmp(base, "cpuinfo_utils.cpp") == 0) return;
+  std::cerr << static_cast<char>(level) << " executorch:" << base << ":" << line << "] "
+            << std::string(message, length) << "\n";
+}
+
+bool runtime_logs_wanted() {
+  const char* env = std::getenv("TRT_EDGE_RUNTIME_LOGS");
+  if (env == nullptr) return false;
+  const std::string v(env);
+  return v == "1" || v == "true" || v == "yes" || v == "on";
+}
 
 const char* kUsage =
     "usage: trt-edge-run --bundle DIR (--phase P | --profile N | --auto) [--dims sym=v ...]\n"
@@ -311,6 +336,10 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!runtime_logs_wanted()) {
+    executorch::runtime::register_pal(
+        executorch::runtime::PalImpl::create(emit_runtime_log, __FILE__));
+  }
   try {
     return run(parse(argc, argv));
   } catch (const RunnerError& e) {
