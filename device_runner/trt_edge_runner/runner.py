@@ -98,6 +98,9 @@ def runtime_logs_wanted(explicit: bool | None = None) -> bool:
     return os.environ.get(RUNTIME_LOGS_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+_STDERR_CAPTURE_LOCK = threading.Lock()
+
+
 @contextmanager
 def quiet_runtime_stderr(show_all: bool = False) -> Iterator[None]:
     """Hold back the ExecuTorch runtime's known-noise lines on fd 2 for the block.
@@ -115,7 +118,10 @@ def quiet_runtime_stderr(show_all: bool = False) -> Iterator[None]:
         yield
         return
     sys.stderr.flush()
-    with tempfile.TemporaryFile() as capture:
+    # fd 2 is process-wide: two threads opening bundles at once must not save each
+    # other's redirection as "the original" (stderr would stay lost), so loads that
+    # capture are serialised.
+    with _STDERR_CAPTURE_LOCK, tempfile.TemporaryFile() as capture:
         saved = os.dup(2)
         failed = False
         try:

@@ -62,3 +62,24 @@ def test_trt_edge_run_stderr_is_free_of_cpu_probe_lines(llm_like_bundle: Path) -
     if sys.platform == "linux" and os.uname().machine == "x86_64":
         # XNNPACK's probe prints these on x86 Linux (what the hiding is for).
         assert "cpuinfo_utils" in loud.stderr
+
+
+def test_concurrent_captures_restore_the_real_stderr(capfd: pytest.CaptureFixture[str]) -> None:
+    import threading
+
+    start = threading.Barrier(4)
+
+    def load(i: int) -> None:
+        start.wait()
+        with quiet_runtime_stderr():
+            _write_fd2(NOISE + f"line {i}\n")
+
+    threads = [threading.Thread(target=load, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    _write_fd2("after\n")
+    err = capfd.readouterr().err
+    assert err.endswith("after\n") and "cpuinfo_utils" not in err
+    assert all(f"line {i}\n" in err for i in range(4))
