@@ -130,3 +130,62 @@ def test_target_ids_resolve_and_a_shared_board_name_is_refused() -> None:
         board_target("jetson-orin-nano-devkit")
     message = str(caught.value)
     assert "jetson-orin-nano-jp6" in message and "jetson-orin-nx-jp6" in message
+
+
+def test_refused_bundle_leaves_a_fresh_rootfs_untouched(
+    bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pub = agent_bundles.keys / "publisher.pub"
+    assert flash(bsp, agent_bundles.other_key, pub, "--dry-run") == 1
+    assert "not trusted here" in capsys.readouterr().err
+    rootfs = bsp / "rootfs"
+    left = {p.relative_to(rootfs).as_posix() for p in rootfs.rglob("*")}
+    assert left <= {"etc", "var", "var/lib"}, left  # keys, runner, launcher never written
+
+
+def test_failed_restage_keeps_the_previous_staging(
+    bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pub = agent_bundles.keys / "publisher.pub"
+    assert flash(bsp, agent_bundles.orin, pub, "--dry-run") == 0
+    store = bsp / "rootfs/var/lib/trt-edge"
+    state_before = (store / "state.json").read_bytes()
+    model_before = (store / "slots/A/model.pte").read_bytes()
+    capsys.readouterr()
+    assert flash(bsp, agent_bundles.v1, pub, "--dry-run") == 1  # x86 bundle: refused
+    assert "arch: bundle needs x86_64" in capsys.readouterr().err
+    assert (store / "state.json").read_bytes() == state_before
+    assert (store / "slots/A/model.pte").read_bytes() == model_before
+    assert os.readlink(store / "current") == "slots/A"
+    assert [p.name for p in store.parent.iterdir()] == ["trt-edge"]  # no scratch left
+    # Re-staging a good bundle still replaces slot A.
+    assert flash(bsp, agent_bundles.orin, pub, "--dry-run") == 0
+    assert json.loads((store / "state.json").read_text())["active"] == "A"
+
+
+def test_bundle_directory_errors_name_the_directory_and_leave_no_temp(
+    bsp: Path,
+    agent_bundles: Bundles,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import tempfile
+
+    scratch_root = tmp_path / "tmpdir"
+    scratch_root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch_root))
+    bundle_dir = agent_bundles.v1.with_suffix("")  # the directory the tar was packed from
+    assert (bundle_dir / "bundle.json").is_file()
+    pub = agent_bundles.keys / "publisher.pub"
+    assert flash(bsp, bundle_dir, pub, "--dry-run") == 1
+    err = capsys.readouterr().err
+    assert f"{bundle_dir}: built for target" in err and str(scratch_root) not in err
+    assert list(scratch_root.iterdir()) == []
+    orin_dir = agent_bundles.orin.with_suffix("")
+    assert flash(bsp, orin_dir, pub, "--dry-run") == 0
+    assert list(scratch_root.iterdir()) == []
+    not_a_bundle = tmp_path / "empty"
+    not_a_bundle.mkdir()
+    assert flash(bsp, not_a_bundle, pub, "--dry-run") == 2
+    assert f"{not_a_bundle}: not a bundle" in capsys.readouterr().err

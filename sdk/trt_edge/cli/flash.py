@@ -42,8 +42,6 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import tempfile
-
     from trt_edge.flash.boards import board_target, flash_command
     from trt_edge.flash.errors import FlashError
     from trt_edge.flash.stage import stage_rootfs
@@ -51,12 +49,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         target = board_target(args.board)
         command = flash_command(target)
-        bundle = args.bundle
-        if bundle.is_dir():
-            from trt_edge.build.bundle_tar import write_bundle_tar
-
-            bundle = write_bundle_tar(bundle, Path(tempfile.mkdtemp()) / f"{bundle.name}.tar")
-        result = stage_rootfs(args.bsp, target, bundle, args.pubkey)
+        if args.bundle.is_dir():
+            result = _stage_directory(args.bsp, target, args.bundle, args.pubkey)
+        else:
+            result = stage_rootfs(args.bsp, target, args.bundle, args.pubkey)
     except FlashError as exc:
         print(f"trt-edge flash: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -77,3 +73,28 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(f"running: {line}", flush=True)
     return subprocess.run(command, cwd=args.bsp, check=False).returncode
+
+
+def _stage_directory(bsp: Path, target: Any, bundle_dir: Path, pubkeys: list[Path]) -> Any:
+    """Tar a bundle directory into a scratch dir (removed afterwards) and stage that tar.
+
+    Errors are about the user's directory, not the scratch tar: its path is
+    replaced by `bundle_dir` in every message.
+    """
+    import tempfile
+
+    from trt_edge.build.bundle_tar import write_bundle_tar
+    from trt_edge.flash.errors import FlashError
+    from trt_edge.flash.stage import stage_rootfs
+
+    with tempfile.TemporaryDirectory(prefix="trt-edge-flash-") as scratch:
+        tar_path = Path(scratch) / f"{bundle_dir.name}.tar"
+        try:
+            write_bundle_tar(bundle_dir, tar_path)
+            return stage_rootfs(bsp, target, tar_path, pubkeys)
+        except OSError as exc:  # not a bundle directory, or unreadable
+            message = str(exc).replace(str(tar_path), str(bundle_dir))
+            raise FlashError(f"--bundle: {message}") from None
+        except FlashError as exc:
+            message = str(exc).replace(str(tar_path), str(bundle_dir))
+            raise FlashError(message, exc.exit_code) from None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,28 +72,32 @@ def rootfs_of(bsp: Path) -> Path:
     return rootfs
 
 
-def _copy_runner(rootfs: Path) -> Path:
-    """Copy the installed trt_edge_runner package (sources only) into the rootfs, atomically."""
-    import trt_edge_runner
-
-    source = Path(trt_edge_runner.__file__).parent
-    dest_parent = rootfs / "opt/trt-edge/runner"
-    dest_parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest_parent / ".trt_edge_runner.staging"
-    shutil.rmtree(tmp, ignore_errors=True)
-    shutil.copytree(source, tmp, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    dest = dest_parent / "trt_edge_runner"
-    old = dest_parent / ".trt_edge_runner.old"
+def _swap_in(new: Path, dest: Path) -> None:
+    """Put directory `new` at `dest` by rename; the old `dest` is removed only afterwards."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    old = dest.with_name(f".{dest.name}.old")
     shutil.rmtree(old, ignore_errors=True)
     if dest.exists():
         os.replace(dest, old)
-    os.replace(tmp, dest)
+    os.replace(new, dest)
     shutil.rmtree(old, ignore_errors=True)
-    return dest
+
+
+def _runner_source() -> Path:
+    import trt_edge_runner
+
+    return Path(trt_edge_runner.__file__).parent
 
 
 def stage_rootfs(bsp: Path, target: Target, bundle_tar: Path, pubkeys: list[Path]) -> StageResult:
-    """Write runner, keys, bundle (slot A) and the service into `bsp/rootfs`."""
+    """Write runner, keys, bundle (slot A) and the service into `bsp/rootfs`.
+
+    The bundle is installed first, into a scratch device directory beside
+    `rootfs/var/lib/trt-edge` with the given keys: its signature and target are
+    checked before anything in the rootfs changes, and a refused or failed install
+    leaves the previous staging (if any) exactly as it was. Only then are the
+    runner, keys, launcher, the new agent directory and the unit swapped in.
+    """
     from trt_edge_runner.agent.errors import AgentError
     from trt_edge_runner.agent.install import install_bundle
     from trt_edge_runner.agent.store import DeviceStore
@@ -101,48 +106,84 @@ def stage_rootfs(bsp: Path, target: Target, bundle_tar: Path, pubkeys: list[Path
     rootfs = rootfs_of(bsp)
     if not pubkeys:
         raise FlashError("--pubkey: at least one trusted public key is needed (NAME.pub)")
-    written: list[str] = []
-    keys_dir = rootfs / "etc/trt-edge/keys"
-    keys_dir.mkdir(parents=True, exist_ok=True)
+    key_bytes: dict[str, bytes] = {}
     for pub in pubkeys:
         try:
             load_public_key(pub)
         except SignatureError as exc:
             raise FlashError(str(exc)) from None
-        write_atomic(keys_dir / pub.name, pub.read_bytes())
-        written.append(f"etc/trt-edge/keys/{pub.name}")
+        key_bytes[pub.name] = pub.read_bytes()
 
-    runner = _copy_runner(rootfs)
-    written.append(str(runner.relative_to(rootfs)) + "/")
-    launcher = rootfs / "usr/local/bin/trt-edge-device"
-    launcher.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(launcher, LAUNCHER.encode(), mode=0o755)
-    written.append("usr/local/bin/trt-edge-device")
-
-    facts = {**target.fingerprint(), "sm": (target.sm_list() or (None,))[0]}
-    store = DeviceStore(rootfs / "var/lib/trt-edge")
-    state = store.load()
+    store_dest = rootfs / "var/lib/trt-edge"
+    try:
+        state = DeviceStore(store_dest).load()
+    except AgentError as exc:
+        raise FlashError(str(exc)) from None
     if state.active not in (None, "A") or state.previous is not None:
         raise FlashError(
-            f"{store.root}: already holds installs ({state.active} active); a flashed image "
+            f"{store_dest}: already holds installs ({state.active} active); a flashed image "
             "starts with the bundle in slot A: use a fresh rootfs"
         )
-    if state.active == "A":  # re-staging: put the new bundle into A again
-        shutil.rmtree(store.slot_dir("A"))
-        store.state_path.unlink()
-        store.current_link.unlink(missing_ok=True)
-    try:
-        result = install_bundle(store, bundle_tar, keys_dir, facts, smoke=False)
-    except AgentError as exc:
-        raise FlashError(str(exc), exit_code=1) from None
-    written.append(f"var/lib/trt-edge/slots/{result.slot}/ ({result.name} {result.version})")
 
-    unit_dir = rootfs / "etc/systemd/system"
-    wants = unit_dir / "multi-user.target.wants"
-    wants.mkdir(parents=True, exist_ok=True)
-    write_atomic(unit_dir / SERVICE_NAME, SERVICE.encode())
-    link = wants / SERVICE_NAME
-    if not link.is_symlink():
-        os.symlink(f"../{SERVICE_NAME}", link)
-    written.append(f"etc/systemd/system/{SERVICE_NAME} (enabled)")
+    facts = {**target.fingerprint(), "sm": (target.sm_list() or (None,))[0]}
+    written: list[str] = []
+    try:
+        store_dest.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".trt-edge.staging-", dir=store_dest.parent))
+    except OSError as exc:
+        raise FlashError(f"{store_dest.parent}: cannot stage here: {exc.strerror}") from None
+    try:
+        scratch_keys = scratch / "keys"
+        scratch_keys.mkdir()
+        for name, data in key_bytes.items():
+            write_atomic(scratch_keys / name, data)
+        try:
+            result = install_bundle(
+                DeviceStore(scratch / "trt-edge"), bundle_tar, scratch_keys, facts, smoke=False
+            )
+        except AgentError as exc:
+            raise FlashError(str(exc), exit_code=1) from None
+
+        # Verified: from here on only renames and atomic writes into the rootfs.
+        runner_dest = rootfs / "opt/trt-edge/runner/trt_edge_runner"
+        runner_dest.parent.mkdir(parents=True, exist_ok=True)
+        runner_new = Path(tempfile.mkdtemp(prefix=".trt_edge_runner.", dir=runner_dest.parent))
+        try:
+            shutil.copytree(
+                _runner_source(),
+                runner_new,
+                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+                dirs_exist_ok=True,
+            )
+            _swap_in(runner_new, runner_dest)
+        finally:
+            shutil.rmtree(runner_new, ignore_errors=True)
+        written.append("opt/trt-edge/runner/trt_edge_runner/")
+
+        keys_dir = rootfs / "etc/trt-edge/keys"
+        keys_dir.mkdir(parents=True, exist_ok=True)
+        for name, data in key_bytes.items():
+            write_atomic(keys_dir / name, data)
+            written.append(f"etc/trt-edge/keys/{name}")
+
+        launcher = rootfs / "usr/local/bin/trt-edge-device"
+        launcher.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(launcher, LAUNCHER.encode(), mode=0o755)
+        written.append("usr/local/bin/trt-edge-device")
+
+        _swap_in(scratch / "trt-edge", store_dest)
+        written.append(f"var/lib/trt-edge/slots/{result.slot}/ ({result.name} {result.version})")
+
+        unit_dir = rootfs / "etc/systemd/system"
+        wants = unit_dir / "multi-user.target.wants"
+        wants.mkdir(parents=True, exist_ok=True)
+        write_atomic(unit_dir / SERVICE_NAME, SERVICE.encode())
+        link = wants / SERVICE_NAME
+        if not link.is_symlink():
+            os.symlink(f"../{SERVICE_NAME}", link)
+        written.append(f"etc/systemd/system/{SERVICE_NAME} (enabled)")
+    except OSError as exc:
+        raise FlashError(f"{rootfs}: staging failed: {exc}", exit_code=1) from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return StageResult(rootfs, target, result.name, result.version, written)
