@@ -9,6 +9,8 @@ the disk before the caller moves on to its next step.
 from __future__ import annotations
 
 import os
+import secrets
+import tempfile
 from pathlib import Path
 
 
@@ -22,15 +24,22 @@ def fsync_dir(directory: Path) -> None:
 
 
 def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Replace `path` with `data` so that a crash leaves the old or the new file, whole."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    """Replace `path` with `data` so that a crash leaves the old or the new file, whole.
+
+    The temporary sibling comes from `mkstemp` (random name, O_CREAT|O_EXCL, so a
+    planted file or symlink is never opened) with mode 0600, and gets `mode` by
+    fchmod before the first byte is written: a private key is never readable by
+    others, not even half-written. Its name starts `.NAME.tmp-` so `recover()`
+    can sweep leftovers.
+    """
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    tmp = Path(tmp_name)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -39,9 +48,12 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
 
 
 def replace_symlink(link: Path, target: str) -> None:
-    """Point `link` at `target` atomically (a new link renamed over the old one)."""
-    tmp = link.with_name(f".{link.name}.tmp-{os.getpid()}")
-    tmp.unlink(missing_ok=True)
-    os.symlink(target, tmp)
-    os.replace(tmp, link)
+    """Point `link` at `target` atomically: a randomly named new link renamed over the old."""
+    tmp = link.with_name(f".{link.name}.tmp-{secrets.token_hex(8)}")
+    os.symlink(target, tmp)  # fails rather than follows if the name exists
+    try:
+        os.replace(tmp, link)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     fsync_dir(link.parent)
