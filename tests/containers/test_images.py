@@ -68,6 +68,8 @@ def test_building_again_reuses_the_current_image(
 def test_images_list_shows_current_runtime_image(
     docker_client: DockerClient, runtime_image_ref: ImageRef
 ) -> None:
+    # Current for this very checkout (a shared checkout's sources may move mid-session).
+    runtime_image_ref = build_image("cpu-runtime", client=docker_client)
     rows = [r for r in list_images(docker_client) if r.id == runtime_image_ref.id]
     assert len(rows) == 1
     assert rows[0].current and rows[0].role == "runtime"
@@ -75,7 +77,8 @@ def test_images_list_shows_current_runtime_image(
     assert "trt-edge/cpu-runtime:latest" in rows[0].tags
 
 
-def test_images_list_cli_json(runtime_image_ref: ImageRef) -> None:
+def test_images_list_cli_json(docker_client: DockerClient, runtime_image_ref: ImageRef) -> None:
+    runtime_image_ref = build_image("cpu-runtime", client=docker_client)  # current now
     done = subprocess.run(
         [sys.executable, "-m", "trt_edge", "images", "list", "--json"],
         capture_output=True,
