@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -128,14 +129,26 @@ def load_inventory(path: Path) -> list[Device]:
     """Every host of `path` as a Device, parsed by `ansible-inventory`."""
     if not path.exists():
         raise RolloutError(f"{path}: inventory not found")
+    # By default ansible-inventory only warns about a file no plugin can parse and
+    # prints an empty inventory (exit 0); these make it fail and say why instead.
+    env = {
+        **os.environ,
+        "ANSIBLE_INVENTORY_UNPARSED_FAILED": "1",
+        "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED": "1",
+        "ANSIBLE_NOCOLOR": "1",
+    }
     result = subprocess.run(
         [ansible_tool("ansible-inventory"), "-i", str(path), "--list"],
         capture_output=True,
         text=True,
+        env=env,
         check=False,
     )
     if result.returncode != 0:
-        raise RolloutError(f"{path}: ansible-inventory cannot read it:\n{result.stderr.strip()}")
+        raise RolloutError(
+            f"{path}: ansible-inventory cannot parse this inventory (fix the file; "
+            f"ansible-inventory -i {path} --list shows the same):\n{result.stderr.strip()}"
+        )
     try:
         doc = json.loads(result.stdout)
     except json.JSONDecodeError as exc:  # pragma: no cover - ansible-inventory writes JSON
