@@ -98,3 +98,59 @@ def test_missing_inventory_is_bad_input(
     code = main(["rollout", str(plan), "--inventory", str(tmp_path / "nope.yml"), "--dry-run"])
     assert code == 2
     assert "nope.yml: inventory not found" in capsys.readouterr().err
+
+
+def test_garbage_inventory_shows_why_ansible_cannot_parse_it(
+    rollout_files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan, inventory = rollout_files
+    inventory.write_text("edge: [unclosed\n  - : ::\n")
+    code = main(["rollout", str(plan), "--inventory", str(inventory), "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{inventory}: ansible-inventory cannot parse this inventory" in err
+    assert "YAML parsing failed" in err and "has no hosts" not in err
+
+
+def test_report_and_workdir_paths_are_checked_before_the_rollout(
+    rollout_files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan, inventory = rollout_files
+    workdir = tmp_path / "work"
+    report_dir = tmp_path / "reports"
+    report_dir.mkdir()
+    args = ["rollout", str(plan), "--inventory", str(inventory), "--dry-run"]
+    code = main([*args, "--workdir", str(workdir), "--report", str(report_dir)])
+    err = capsys.readouterr().err
+    assert code == 2 and f"--report {report_dir}: is a directory" in err
+    assert not workdir.exists()  # refused before anything ran
+    under_a_file = tmp_path / "plan.yaml" / "report.json"
+    assert main([*args, "--report", str(under_a_file)]) == 2
+    assert f"--report {under_a_file}: cannot write there" in capsys.readouterr().err
+    a_file = tmp_path / "not-a-dir"
+    a_file.write_text("x")
+    assert main([*args, "--workdir", str(a_file)]) == 2
+    err = capsys.readouterr().err
+    assert f"--workdir {a_file}: cannot use it as the rollout's work directory" in err
+    assert "Traceback" not in err
+
+
+def test_work_files_are_replaced_not_written_through(
+    rollout_files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The playbook and wave files are renamed into place: a link there is replaced, the
+    file it pointed to is untouched, and no temporary file is left behind."""
+    plan, inventory = rollout_files
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    for name in ("rollout.yml", "wave-1.hosts", "wave-1.vars.json"):
+        (workdir / name).symlink_to(victim)
+    args = ["rollout", str(plan), "--inventory", str(inventory), "--dry-run"]
+    assert main([*args, "--workdir", str(workdir)]) == 0
+    assert victim.read_text() == "keep"
+    assert not (workdir / "rollout.yml").is_symlink()
+    assert "{{ trt_edge_cli }} install" in (workdir / "rollout.yml").read_text()
+    assert (workdir / "wave-1.hosts").read_text() == "pc-01\n"
+    assert not [p.name for p in workdir.iterdir() if ".tmp-" in p.name]

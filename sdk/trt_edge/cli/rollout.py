@@ -30,6 +30,27 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
+def check_report_path(report: Path) -> None:
+    """Prove `--report` can be written before the rollout changes any device (exit 2 if not)."""
+    import os
+    import tempfile
+
+    from trt_edge.fleet.errors import RolloutError
+
+    if report.is_dir():
+        raise RolloutError(f"--report {report}: is a directory; name a file, e.g. report.json")
+    try:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f".{report.name}.write-test-", dir=report.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise RolloutError(
+            f"--report {report}: cannot write there ({exc.strerror or exc}); "
+            "name a file in a writable directory"
+        ) from None
+
+
 def run(args: argparse.Namespace) -> int:
     from trt_edge_runner.agent.durable import write_atomic
 
@@ -42,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
             print(message, flush=True)
 
     try:
+        if args.report is not None:
+            check_report_path(args.report)
         plan = load_plan(args.plan)
         report = run_rollout(
             plan, args.inventory, dry_run=args.dry_run, workdir=args.workdir, progress=say
@@ -49,9 +72,21 @@ def run(args: argparse.Namespace) -> int:
     except RolloutError as exc:
         print(f"trt-edge rollout: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:
+        print(f"trt-edge rollout: error: {exc}", file=sys.stderr)
+        return 1
     if args.report is not None:
-        args.report.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(args.report, report.to_json().encode("utf-8"))
+        try:
+            write_atomic(args.report, report.to_json().encode("utf-8"))
+        except OSError as exc:
+            # Devices may have changed: the report must not be lost, so it goes to stdout.
+            print(
+                f"trt-edge rollout: error: --report {args.report}: cannot write the report "
+                f"({exc.strerror or exc}); it is printed as JSON on stdout instead",
+                file=sys.stderr,
+            )
+            sys.stdout.write(report.to_json())
+            return 1
     if args.json:
         sys.stdout.write(report.to_json())
     else:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trt_edge_runner.agent.durable import write_atomic
 from trt_edge_runner.agent.errors import AgentError
 from trt_edge_runner.agent.tarball import open_bundle_tar
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
@@ -137,6 +138,46 @@ def _ansible_env(plan: RolloutPlan, workdir: Path) -> dict[str, str]:
     return env
 
 
+def prepare_workdir(workdir: Path | None) -> Path:
+    """The work directory, created and proven writable before anything is planned or run.
+
+    `--workdir` naming a file, or a directory this user cannot write, is bad input
+    (exit 2) found before any device is touched.
+    """
+    if workdir is None:
+        return Path(tempfile.mkdtemp(prefix="trt-edge-rollout-"))
+    try:
+        workdir.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=workdir)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise RolloutError(
+            f"--workdir {workdir}: cannot use it as the rollout's work directory "
+            f"({exc.strerror or exc}); pass a writable directory (it is created if missing)"
+        ) from None
+    return workdir
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Files the report points to are replaced whole (temp + rename), never left torn."""
+    write_atomic(path, text.encode("utf-8"))
+
+
+def _run_logged(command: list[str], env: dict[str, str], log: Path) -> None:
+    """Run `command` with its output in a temp file beside `log`, renamed into place at the end."""
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{log.name}.tmp-", dir=log.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp_name, log)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
 def run_rollout(
     plan: RolloutPlan,
     inventory: Path,
@@ -146,8 +187,7 @@ def run_rollout(
     progress: Callable[[str], None] | None = None,
 ) -> RolloutReport:
     say = progress or (lambda _m: None)
-    workdir = workdir or Path(tempfile.mkdtemp(prefix="trt-edge-rollout-"))
-    workdir.mkdir(parents=True, exist_ok=True)
+    workdir = prepare_workdir(workdir)
     bundle = read_bundle(plan.bundle, workdir)
     manifest = bundle.manifest
     devices = load_inventory(inventory)
@@ -163,7 +203,7 @@ def run_rollout(
     for skipped in schedule.skipped:
         report.devices.append(DeviceResult(skipped.device.name, "skipped", reason=skipped.reason))
     playbook = workdir / "rollout.yml"
-    playbook.write_text(playbook_yaml(), encoding="utf-8")
+    _write_text(playbook, playbook_yaml())
     extra = {
         "trt_edge_bundle_src": str(bundle.tar.resolve()),
         "trt_edge_bundle_name": bundle.tar.name,
@@ -182,13 +222,13 @@ def run_rollout(
     failed = attempted = 0
     for number, wave in enumerate(schedule.waves, start=1):
         hosts_file = workdir / f"wave-{number}.hosts"
-        hosts_file.write_text("".join(f"{d.name}\n" for d in wave), encoding="utf-8")
+        _write_text(hosts_file, "".join(f"{d.name}\n" for d in wave))
         vars_file = workdir / f"wave-{number}.vars.json"
         report_dir = workdir / f"wave-{number}-reports"
         report_dir.mkdir(exist_ok=True)
-        vars_file.write_text(
+        _write_text(
+            vars_file,
             json.dumps({**extra, "trt_edge_wave": number, "trt_edge_report_dir": str(report_dir)}),
-            encoding="utf-8",
         )
         command = [
             ansible_tool("ansible-playbook"),
@@ -210,8 +250,7 @@ def run_rollout(
             continue
         say(f"wave {number}: {len(wave)} device(s): {', '.join(d.name for d in wave[:5])}…")
         log = workdir / f"wave-{number}.log"
-        with log.open("w", encoding="utf-8") as out:
-            subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
+        _run_logged(command, env, log)
         report.waves_run = number
         for device in wave:
             raw = _read_report(report_dir / f"{device.name}.json")
@@ -246,14 +285,14 @@ def _roll_wave_back(
     if not updated:
         return
     playbook = workdir / "rollback.yml"
-    playbook.write_text(rollback_playbook_yaml(), encoding="utf-8")
+    _write_text(playbook, rollback_playbook_yaml())
     hosts_file = workdir / f"wave-{number}-rollback.hosts"
-    hosts_file.write_text("".join(f"{d.host}\n" for d in updated), encoding="utf-8")
+    _write_text(hosts_file, "".join(f"{d.host}\n" for d in updated))
     report_dir = workdir / f"wave-{number}-rollback-reports"
     report_dir.mkdir(exist_ok=True)
     extra = json.loads(vars_file.read_text(encoding="utf-8"))
     rollback_vars = workdir / f"wave-{number}-rollback.vars.json"
-    rollback_vars.write_text(json.dumps({**extra, "trt_edge_report_dir": str(report_dir)}))
+    _write_text(rollback_vars, json.dumps({**extra, "trt_edge_report_dir": str(report_dir)}))
     command = [
         wave_command[0],
         "-i",
@@ -266,8 +305,7 @@ def _roll_wave_back(
     ]
     say(f"rolling wave {number} back on {len(updated)} updated device(s)")
     log = workdir / f"wave-{number}-rollback.log"
-    with log.open("w", encoding="utf-8") as out:
-        subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
+    _run_logged(command, env, log)
     for device in updated:
         raw = _read_report(report_dir / f"{device.host}.json") or {}
         after = _json(raw.get("after"))
