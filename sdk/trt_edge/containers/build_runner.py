@@ -392,6 +392,10 @@ def _build_in_container(
 
     load(manifest)
     target = _target(target_id, manifest)
+    if image is not None:
+        from trt_edge.containers.reference import check_image_reference
+
+        check_image_reference(image, "--image")  # a typo is exit 2 before the engine is asked
     client = client or connect()
     devices = _device_requests(client, target)
     image_tag, image_obj = _resolve_image(client, target, image)

@@ -69,3 +69,9 @@ class ContainerTimeoutError(ContainerBuildError):
 
 class ContainerResourceError(ContainerBuildError):
     """The container was killed by the engine (out of memory, or another signal)."""
+
+
+class ImageReferenceError(ContainerError):
+    """An image reference or tag that the engine's grammar rejects; exit code 2 (bad input)."""
+
+    exit_code = 2

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from trt_edge import __version__
 from trt_edge.containers import base_image, catalog, context, lockfile, wheelhouse
 from trt_edge.containers.catalog import ImageSpec
-from trt_edge.containers.errors import ImageBuildError, ImageMissingError
+from trt_edge.containers.errors import ContainerError, ImageBuildError, ImageMissingError
+from trt_edge.containers.reference import check_image_reference
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -91,12 +92,20 @@ class Plan:
 
 
 def _get(client: DockerClient, ref: str) -> Image | None:
+    """The local image `ref`, None when absent; a ContainerError when the engine refuses."""
     import docker.errors
 
     try:
         return client.images.get(ref)
     except docker.errors.ImageNotFound:
         return None
+    except docker.errors.APIError as err:
+        # e.g. 400 "invalid reference format" for a reference that slipped past our check
+        detail = err.explanation or str(err)
+        raise ContainerError(
+            f"the Docker engine refused to look up image {ref!r}: {detail}; check the image "
+            "reference (`docker images` lists the local ones)"
+        ) from err
 
 
 def resolve_base(
@@ -109,7 +118,7 @@ def resolve_base(
             progress(f"no local base {recipe.tag}: making it with debootstrap (a few minutes)")
             base_image.make_base(client, recipe, progress=progress)
         base = recipe.tag
-    reference = base or spec.default_base
+    reference = check_image_reference(base or spec.default_base, "--base")
     found = _get(client, reference)
     if found is None:
         raise ImageMissingError(
@@ -213,6 +222,8 @@ def build_image(
     from trt_edge.containers.engine import connect
 
     spec = catalog.load_spec(name)  # bad input fails before any engine is needed
+    if base is not None:
+        check_image_reference(base, "--base")
     if not spec.buildable_here:
         raise ImageBuildError(
             f"image {name!r} cannot be built on this machine: {spec.not_buildable_reason}",
