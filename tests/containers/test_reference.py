@@ -83,6 +83,13 @@ def test_cli_bad_base_is_bad_input_before_the_engine_is_asked() -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_cli_bad_tag_is_bad_input_before_building() -> None:
+    done = _images_build("--tag", "BAD TAG!!")
+    assert done.returncode == 2, done.stderr
+    assert "trt-edge images: --tag 'BAD TAG!!' is not a valid image reference" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.docker
 def test_engine_refusal_of_a_lookup_is_a_clear_error(docker_client: DockerClient) -> None:
     """A reference the engine rejects (400, not 404) becomes a ContainerError, not a trace."""

@@ -22,7 +22,7 @@ from trt_edge import __version__
 from trt_edge.containers import base_image, catalog, context, lockfile, wheelhouse
 from trt_edge.containers.catalog import ImageSpec
 from trt_edge.containers.errors import ContainerError, ImageBuildError, ImageMissingError
-from trt_edge.containers.reference import check_image_reference
+from trt_edge.containers.reference import check_image_reference, check_tag
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -224,6 +224,8 @@ def build_image(
     spec = catalog.load_spec(name)  # bad input fails before any engine is needed
     if base is not None:
         check_image_reference(base, "--base")
+    if tag is not None:
+        check_tag(tag)  # before a build of minutes, not after it
     if not spec.buildable_here:
         raise ImageBuildError(
             f"image {name!r} cannot be built on this machine: {spec.not_buildable_reason}",
