@@ -2,6 +2,8 @@
 
 - `docker_client`: a connected `docker.DockerClient`. Without an engine the test is
   skipped, unless `TRT_EDGE_REQUIRE_DOCKER=1` (CI), where it fails instead.
+- `skip_or_fail(reason)`: the same rule for any other host-dependent skip of the
+  containers tests (a tool the test needs is missing).
 - `cpu_image`, `runtime_image`: tags (str) of the `cpu` builder and the `cpu-runtime`
   device image, built by `trt_edge.containers.images.build_image`, which reuses an
   existing image built from the same lock, sources and base — so a suite builds each
@@ -36,11 +38,21 @@ def docker_required() -> bool:
     return os.environ.get(REQUIRE_ENV, "") == "1"
 
 
-def no_engine(reason: str) -> None:
-    """Skip (locally) or fail (CI, TRT_EDGE_REQUIRE_DOCKER=1) for a missing engine."""
+def skip_or_fail(reason: str) -> None:
+    """Skip (locally) or fail (CI, TRT_EDGE_REQUIRE_DOCKER=1) when a containers test cannot run.
+
+    CI promises every containers test runs; a silent skip there would hide a broken
+    set-up (no engine, a missing tool) behind a green run. Every skip in the
+    containers tests that depends on the host goes through here.
+    """
     if docker_required():
         pytest.fail(f"{REQUIRE_ENV}=1 but {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+def no_engine(reason: str) -> None:
+    """Skip (locally) or fail (CI, TRT_EDGE_REQUIRE_DOCKER=1) for a missing engine."""
+    skip_or_fail(reason)
 
 
 @contextmanager
