@@ -159,6 +159,14 @@ def check_out_dir(out_dir: Path) -> None:
         )
 
 
+def publish_modes(bundle_dir: Path) -> None:
+    """Directories 0755, files 0644: a bundle is shipped to and read by other users and
+    services, but mkdtemp makes the staging dir 0700 (and a strict umask its files 0600)."""
+    for path in (bundle_dir, *bundle_dir.rglob("*")):
+        if not path.is_symlink():
+            path.chmod(0o755 if path.is_dir() else 0o644)
+
+
 class StagedBundle:
     """A bundle being written: `path` is the staging dir; `commit()` swaps it in."""
 
@@ -184,6 +192,7 @@ class StagedBundle:
 
     def commit(self) -> Path:
         try:
+            publish_modes(self.path)
             if self.final.exists():
                 if not _exchange(self.path, self.final):
                     old = Path(
