@@ -44,7 +44,9 @@ def check_health(store: DeviceStore, settings: HealthSettings, runs: int = 3) ->
     state = store.load()
     info = state.info(state.active)
     if state.active is None or info is None:
-        raise NothingInstalled("no bundle is installed on this device; nothing to check")
+        raise NothingInstalled(
+            f"{store.root}: no bundle is installed on this device; nothing to check"
+        )
     report = HealthReport(
         ok=True,
         slot=state.active,

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from trt_edge_runner.agent.errors import AgentError, InstallRefused
+from trt_edge_runner.agent.errors import AgentError, InstallRefused, NothingInstalled
 from trt_edge_runner.agent.facts import fingerprint_mismatches
 from trt_edge_runner.agent.smoke import run_every_phase
 from trt_edge_runner.agent.store import AgentState, DeviceStore, SlotInfo
@@ -179,6 +179,8 @@ def install_bundle(
 def rollback(store: DeviceStore) -> AgentState:
     """Make the previous slot active again (after checking its files), keeping the current one
     as the new rollback target; AgentError when there is nothing to go back to."""
+    if not store.exists():
+        raise NothingInstalled(f"{store.root}: nothing is installed here; nothing to roll back to")
     with store.locked():
         store.recover()
         state = store.load()

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from trt_edge_runner.agent.durable import fsync_dir, replace_symlink, write_atomic
-from trt_edge_runner.agent.errors import AgentConfigError
+from trt_edge_runner.agent.errors import AgentConfigError, AgentError
 from trt_edge_runner.bundle_format import canonical_json
 
 SLOTS = ("A", "B")
@@ -105,18 +105,48 @@ class DeviceStore:
     def slot_dir(self, slot: str) -> Path:
         return self.slots_dir / slot
 
+    def _unusable(self, exc: OSError) -> AgentConfigError:
+        return AgentConfigError(
+            f"{self.root}: cannot use this as the agent state directory "
+            f"({exc.strerror or exc}); pass --root (or set TRT_EDGE_ROOT) to a directory "
+            "this user can write, or run the agent as the user that owns it"
+        )
+
+    def exists(self) -> bool:
+        """Whether anything was ever installed here; read-only (status/health create nothing)."""
+        try:
+            if not self.root.exists():
+                return False
+        except OSError as exc:
+            raise self._unusable(exc) from None
+        if not self.root.is_dir():
+            raise self._unusable(NotADirectoryError(20, "not a directory"))
+        return True
+
     def ensure_layout(self) -> None:
-        for directory in (self.root, self.slots_dir, self.staging_dir):
-            directory.mkdir(parents=True, exist_ok=True)
+        try:
+            for directory in (self.root, self.slots_dir, self.staging_dir):
+                directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise self._unusable(exc) from None
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-        """Exclusive lock for one operation; the kernel drops it if the agent dies."""
+        """Exclusive lock for one operation; the kernel drops it if the agent dies.
+
+        An OSError inside the operation (a full disk, a file made unwritable
+        under the agent) becomes an AgentError naming it, not a traceback.
+        """
         self.ensure_layout()
-        fd = os.open(self.root / "agent.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.root / "agent.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise self._unusable(exc) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
+        except OSError as exc:
+            raise AgentError(f"{self.root}: the operation could not finish: {exc}") from None
         finally:
             os.close(fd)
 
@@ -125,6 +155,8 @@ class DeviceStore:
             data = self.state_path.read_bytes()
         except FileNotFoundError:
             return AgentState()
+        except OSError as exc:
+            raise self._unusable(exc) from None
         return AgentState.from_json(data, str(self.state_path))
 
     def save(self, state: AgentState) -> None:

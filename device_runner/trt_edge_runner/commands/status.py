@@ -28,13 +28,17 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from trt_edge_runner.agent.errors import AgentError
     from trt_edge_runner.agent.facts import load_facts
-    from trt_edge_runner.agent.store import DeviceStore
+    from trt_edge_runner.agent.store import AgentState, DeviceStore
 
     store = DeviceStore(args.root)
+    recovered: list[str] = []
     try:
-        with store.locked():
-            recovered = store.recover()
-            state = store.load()
+        if store.exists():
+            with store.locked():
+                recovered = store.recover()
+                state = store.load()
+        else:  # nothing was ever installed: report that, create nothing
+            state = AgentState()
         facts = load_facts(args.facts)
     except AgentError as exc:
         print(f"trt-edge-device status: {exc}", file=sys.stderr)
