@@ -35,12 +35,14 @@ def run_every_phase(bundle_dir: Path, runs: int = 3) -> list[PhaseTiming]:
     from trt_edge_runner.runner import Runner
     from trt_edge_runner.tensors import random_inputs
 
+    if runs < 1:
+        raise ValueError(f"runs must be at least 1, got {runs}")
     runner = Runner.open(bundle_dir)
     timings: list[PhaseTiming] = []
     for phase in runner.phases:
         profile, dims = phase_dims(runner.manifest, phase)
         inputs = random_inputs(runner.manifest, dims, seed=0)
         runner.run(phase, inputs)
-        seconds = [runner.run(phase, inputs).seconds for _ in range(max(1, runs))]
+        seconds = [runner.run(phase, inputs).seconds for _ in range(runs)]
         timings.append(PhaseTiming(phase, profile, statistics.median(seconds) * 1000.0))
     return timings

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from trt_edge_runner.agent.config import add_location_arguments
+from trt_edge_runner.agent.config import add_location_arguments, run_count
 
 
 def register(subparsers: Any) -> None:
@@ -27,7 +27,9 @@ def register(subparsers: Any) -> None:
         default=None,
         help="allowed slowdown vs baseline as a fraction (0.5 = 50%%); overrides device.json",
     )
-    parser.add_argument("--runs", type=int, default=3, help="timed runs per phase")
+    parser.add_argument(
+        "--runs", type=run_count, default=3, help="timed runs per phase (at least 1)"
+    )
     add_location_arguments(parser)
     parser.set_defaults(run=run)
 

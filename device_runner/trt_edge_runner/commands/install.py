@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trt_edge_runner.agent.config import add_location_arguments
+from trt_edge_runner.agent.config import add_location_arguments, run_count
 
 
 def register(subparsers: Any) -> None:
@@ -23,12 +23,15 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("bundle_tar", metavar="BUNDLE.tar", type=Path)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.add_argument("--smoke-runs", type=int, default=3, help="timed runs per phase")
+    parser.add_argument(
+        "--smoke-runs", type=run_count, default=3, help="timed runs per phase (at least 1)"
+    )
     add_location_arguments(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from trt_edge_runner.agent.config import load_health_settings
     from trt_edge_runner.agent.errors import AgentError
     from trt_edge_runner.agent.facts import load_facts
     from trt_edge_runner.agent.install import install_bundle
@@ -39,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
             print(message)
 
     try:
+        load_health_settings(args.config)  # a broken device.json is reported now, not at health
         facts = load_facts(args.facts)
         result = install_bundle(
             DeviceStore(args.root),
