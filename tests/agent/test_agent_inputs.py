@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from pathlib import Path
 
 import pytest
 from agent.conftest import Bundles, Device  # type: ignore[import-not-found]
