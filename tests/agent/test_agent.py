@@ -7,6 +7,8 @@ import dataclasses
 import io
 import json
 import signal
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -16,6 +18,8 @@ from agent.conftest import Bundles, Device  # type: ignore[import-not-found]
 from trt_edge_runner.agent.install import STEPS
 from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.runner import Runner
+
+PAUSE_DRIVER = Path(__file__).with_name("pause_driver.py")
 
 
 def active_version(device: Device) -> object:
@@ -198,7 +202,13 @@ def test_sigkill_at_every_install_step_leaves_a_runnable_model_and_recovers(
     active = "1.0.0"
     for step in STEPS:
         other = "2.0.0" if active == "1.0.0" else "1.0.0"
-        proc = device.popen(["install", str(versions[other])], {"TRT_EDGE_AGENT_PAUSE_AFTER": step})
+        proc = subprocess.Popen(
+            [sys.executable, str(PAUSE_DRIVER), step, "install", str(versions[other])],
+            env=device.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert proc.stderr is not None
         seen: list[str] = []
         while (line := proc.stderr.readline()) and f"paused after step {step}" not in line:

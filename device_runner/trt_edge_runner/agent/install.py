@@ -4,9 +4,10 @@ smoke-tested, then made active by one atomic `state.json` replacement.
 Every step before `switch` writes only staging and the inactive slot, so a crash
 there leaves the previous model active and runnable; `switch` is the commit
 point; `link` (the `current` symlink) is redone by `recover()` if it was missed.
-Steps are named (`STEPS`) so operators can read where an install stopped, and
-`TRT_EDGE_AGENT_PAUSE_AFTER=STEP` makes the agent stop itself (SIGSTOP) right
-after that step: how crash safety is exercised, by killing it there.
+Steps are named (`STEPS`) so operators can read where an install stopped.
+Callables in `STEP_OBSERVERS` are called with each step's name as it completes;
+nothing is registered in the shipped CLI. The crash-safety test registers one
+from its own driver script to stop the agent there and SIGKILL it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ import datetime as dt
 import hashlib
 import os
 import shutil
-import signal
-import sys
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,7 +46,8 @@ STEPS: tuple[str, ...] = (
     "switched",
     "linked",
 )
-PAUSE_ENV = "TRT_EDGE_AGENT_PAUSE_AFTER"
+# Called with each step name as it completes (in-process observers, e.g. a test harness).
+STEP_OBSERVERS: list[Callable[[str], None]] = []
 
 
 @dataclass(frozen=True)
@@ -61,11 +61,9 @@ class InstallResult:
 
 
 def pause_point(step: str) -> None:
-    """Stop this process after `step` when the operator asked for it (crash-safety drills)."""
-    if os.environ.get(PAUSE_ENV) == step:
-        print(f"trt-edge-device: paused after step {step} ({PAUSE_ENV})", file=sys.stderr)
-        sys.stderr.flush()
-        os.kill(os.getpid(), signal.SIGSTOP)
+    """Tell every registered observer that `step` has completed."""
+    for observer in STEP_OBSERVERS:
+        observer(step)
 
 
 def _now() -> str:
