@@ -185,7 +185,14 @@ def test_rollout_halts_after_the_failing_wave_and_rolls_the_device_back(
         assert (status["version"], status["previous"]) == ("1.0.0", None)
         never_copied = fleet.containers[name].exec_run(["test", "-e", "/var/tmp/trt-edge"])
         assert never_copied.exit_code != 0
-    # The old model still runs on an untouched device.
-    code, health = fleet.containers["dev4"].exec_run(["trt-edge-device", "health", "--json"])
+    # The old model still runs on an untouched device. Its every phase must run; the
+    # latency gate is opened wide because a 0.1 ms model's latency on a shared 2-core
+    # machine running five devices is noise (the gate itself is tested in tests/agent).
+    code, health = fleet.containers["dev4"].exec_run(
+        ["trt-edge-device", "health", "--json", "--max-regression", "100000"]
+    )
     assert code == 0, health.decode()
+    health_report = json.loads(health)
+    assert health_report["version"] == "1.0.0"
+    assert sorted(p["phase"] for p in health_report["phases"]) == ["decode", "prefill"]
     assert "rollout tiny 2.0.0" in out and "HALTED" in out
