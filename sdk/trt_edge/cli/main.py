@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
+import os
 import sys
 from collections.abc import Sequence
 
@@ -37,22 +37,43 @@ HELP_ORDER: tuple[str, ...] = (
 )
 
 
-def command_modules() -> list[str]:
+def command_names() -> list[str]:
     """Every module in `trt_edge.cli` except this one is a sub-command.
 
     Discovery instead of a hand-kept list: adding a command is adding one file.
+    A directory listing, not `pkgutil`, because this runs on every start-up.
     """
-    names = [
-        info.name
-        for info in pkgutil.iter_modules(cli_package.__path__)
-        if info.name not in {"main"} and not info.name.startswith("_")
-    ]
+    names = {
+        entry[:-3]
+        for path in cli_package.__path__
+        for entry in os.listdir(path)
+        if entry.endswith(".py") and entry != "main.py" and not entry.startswith("_")
+    }
     rank = {name: i for i, name in enumerate(HELP_ORDER)}
-    names.sort(key=lambda n: (rank.get(n, len(rank)), n))
-    return [f"trt_edge.cli.{n}" for n in names]
+    return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_modules() -> list[str]:
+    return [f"trt_edge.cli.{n}" for n in command_names()]
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The sub-command named on the command line, if it is a known one.
+
+    Only that command's module is imported then, so `trt-edge validate` does not pay
+    for importing every other command; `--help`, no command or a typo import all of
+    them, so the full list and argparse's own error message appear.
+    """
+    for arg in argv:
+        if arg.startswith("-"):
+            if arg in {"-h", "--help", "--version"}:
+                return None
+            continue
+        return arg if arg in command_names() else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="trt-edge",
         description=(
@@ -62,15 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"trt-edge {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module_name in command_modules():
-        module = importlib.import_module(module_name)
+    for name in [only] if only is not None else command_names():
+        module = importlib.import_module(f"trt_edge.cli.{name}")
         module.register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=chosen_command(arguments))
+    args = parser.parse_args(arguments)
     run = args.run
     try:
         code: int = run(args)
