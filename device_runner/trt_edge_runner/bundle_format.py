@@ -18,8 +18,10 @@ Only the standard library is used here: this module ships to devices.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 SCHEMA_VERSION = 1
@@ -206,6 +208,15 @@ class BundleManifest:
     def from_dict(cls, doc: Any, source: str = BUNDLE_JSON) -> BundleManifest:
         reader = _Reader(source)
         return reader.manifest(doc)
+
+
+def file_sha256(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks: the digest `files` entries record."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def canonical_json(doc: Any) -> bytes:

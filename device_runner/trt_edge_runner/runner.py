@@ -32,7 +32,6 @@ that need parallel execution open one `Runner` each.
 from __future__ import annotations
 
 import copy
-import hashlib
 import importlib
 import logging
 import os
@@ -51,6 +50,7 @@ from trt_edge_runner.bundle_format import (
     MODEL_PTE,
     BundleFormatError,
     BundleManifest,
+    file_sha256,
 )
 from trt_edge_runner.errors import (
     BundleFormatMismatchError,
@@ -81,7 +81,6 @@ TENSORRT_BACKEND_ID = "TensorRTBackend"
 NATIVE_GUARD_MODULE = "torch_tensorrt.executorch"
 NATIVE_GUARD_NAME = "OptimizationProfileGuard"
 
-_CHUNK = 1 << 20
 
 # Set to 1 to see everything the ExecuTorch runtime prints while a bundle loads.
 RUNTIME_LOGS_ENV = "TRT_EDGE_RUNTIME_LOGS"
@@ -177,14 +176,6 @@ def _load_method(runtime: Any, pte: Path, ptd: Path, method_name: str) -> Any:
         return program.load_method(method_name)
     except RuntimeError as exc:
         raise ProgramLoadError(f"{pte}: loading method {method_name!r} failed: {exc}") from None
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def read_bundle_manifest(bundle_dir: Path) -> BundleManifest:

@@ -37,6 +37,7 @@ from trt_edge_runner.bundle_format import (
     BundleFormatError,
     BundleManifest,
     canonical_json,
+    file_sha256,
 )
 
 if TYPE_CHECKING:
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
 
 SIGNATURE_ALGORITHM = "ed25519"
 PUBLIC_KEY_SUFFIX = ".pub"
-_HASH_CHUNK = 1 << 20
 
 
 class SignatureError(Exception):
@@ -141,14 +141,6 @@ def load_trusted_keys(directory: Path) -> dict[str, Ed25519PublicKey]:
             "copy the publisher's public key there"
         )
     return keys
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(_HASH_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def read_canonical_manifest(bundle_dir: Path) -> tuple[bytes, BundleManifest]:

@@ -14,12 +14,13 @@ comments and formatting do not change an image's identity.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from trt_edge_runner.agent import durable
+from trt_edge_runner.bundle_format import file_sha256 as file_sha256
 
 from trt_edge.containers.errors import LockFileError
 
@@ -154,14 +155,6 @@ def wheel_name_version(filename: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def render_lock(image: str, source: str, entries: Iterable[LockEntry]) -> str:
     header = (
         f"# Lock file of image '{image}': every wheel the image installs, with its sha256.\n"
@@ -178,11 +171,4 @@ def render_lock(image: str, source: str, entries: Iterable[LockEntry]) -> str:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write through a temp file in the same folder and rename: never a half-written lock."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    durable.write_atomic(path, text.encode("utf-8"))

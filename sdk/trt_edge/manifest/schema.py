@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from trt_edge_runner.agent.durable import write_atomic
 
 from trt_edge.manifest.compiled import CORE_SCHEMA_FILE, compiled_text
 from trt_edge.manifest.models import Manifest
@@ -43,14 +43,7 @@ def default_path() -> Path:
 
 def write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text.encode("utf-8"))
 
 
 def _read(path: Path) -> str:
