@@ -42,9 +42,9 @@ def _median_seconds(fn: Any, repeat: int) -> float:
 
 def bench_example(example: str, repeat: int) -> None:
     import torch
-    from trt_edge.build.model_source import load_model
-    from trt_edge.build.pipeline import BuildOptions, build, load
-    from trt_edge.build.plan import sample_inputs
+    from trt_edge.pipeline.load_model import load_model
+    from trt_edge.pipeline.plan import sample_inputs
+    from trt_edge.pipeline.run import BuildOptions, build, load
     from trt_edge_runner.runner import Runner
 
     manifest_path = EXAMPLES / example / "manifest.yaml"

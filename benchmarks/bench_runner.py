@@ -43,7 +43,7 @@ ITERATIONS = int(os.environ.get("ITERATIONS", "40"))
 
 
 def tiny_llm_bundle() -> Path:
-    from trt_edge.build.pipeline import BuildOptions, build
+    from trt_edge.pipeline.run import BuildOptions, build
 
     out = Path(os.environ.get("TRT_EDGE_BENCH_DIR", Path.home() / ".cache" / "trt-edge" / "bench"))
     result = build(

@@ -1,7 +1,7 @@
 """Session fixtures that build the example bundles with the real pipeline (owned by the build area).
 
 `tiny_llm_bundle` and `vision_bundle` are bundle directories built by
-`trt_edge.build.pipeline.build` from `examples/*/manifest.yaml` — real `.pte`
+`trt_edge.pipeline.run.build` from `examples/*/manifest.yaml` — real `.pte`
 files, validated with the real ExecuTorch runtime. They are built once per
 test session: under pytest-xdist the workers share one directory (the parent
 of their base temp dirs) and take a file lock, so the first worker builds and
@@ -53,7 +53,7 @@ def _locked(path: Path) -> Iterator[None]:
 
 def build_example(example: str, root: Path) -> Path:
     """Build `examples/<example>` into `root` once (under a lock) and return the bundle dir."""
-    from trt_edge.build.pipeline import BuildOptions, build
+    from trt_edge.pipeline.run import BuildOptions, build
 
     marker = root / f"{example}.built"
     with _locked(root / f"{example}.lock"):

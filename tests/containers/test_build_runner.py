@@ -21,8 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from trt_edge.build.errors import BuildError
-from trt_edge.build.pipeline import BuildOptions, build
 from trt_edge.containers import catalog
 from trt_edge.containers.build_runner import (
     CONTAINER_LABEL,
@@ -34,6 +32,8 @@ from trt_edge.containers.build_runner import (
 from trt_edge.containers.errors import ContainerResourceError
 from trt_edge.containers.images import build_image
 from trt_edge.containers.lockfile import parse_lock
+from trt_edge.pipeline.errors import BuildError
+from trt_edge.pipeline.run import BuildOptions, build
 
 if TYPE_CHECKING:
     from docker import DockerClient

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from trt_edge.build.bundle import StagedBundle
-from trt_edge.build.pipeline import BuildOptions, build
 from trt_edge.containers.build_runner import _finish
+from trt_edge.pipeline.bundle import StagedBundle
+from trt_edge.pipeline.run import BuildOptions, build
 
 MODEL = Path(__file__).parent / "models" / "linear"
 

@@ -15,7 +15,7 @@ def rel(files: list[Path], root: Path) -> set[str]:
 def test_sources_keep_subpackages_named_build_but_not_build_trees(tmp_path: Path) -> None:
     for name in (
         "sdk/pyproject.toml",
-        "sdk/trt_edge/build/pipeline.py",  # a real subpackage called build
+        "sdk/trt_edge/pipeline/run.py",  # a real subpackage called build
         "sdk/build/lib/trt_edge/x.py",  # setuptools output
         "sdk/trt_edge/__pycache__/a.cpython-311.pyc",
         "sdk/trt_edge.egg-info/PKG-INFO",
@@ -26,7 +26,7 @@ def test_sources_keep_subpackages_named_build_but_not_build_trees(tmp_path: Path
         (tmp_path / name).write_text(name)
     assert rel(context.source_files("sdk", tmp_path), tmp_path) == {
         "sdk/pyproject.toml",
-        "sdk/trt_edge/build/pipeline.py",
+        "sdk/trt_edge/pipeline/run.py",
     }
     assert rel(context.source_files("device_runner", tmp_path), tmp_path) == {
         "device_runner/trt_edge_runner/runner.py"
@@ -35,7 +35,7 @@ def test_sources_keep_subpackages_named_build_but_not_build_trees(tmp_path: Path
 
 def test_this_checkout_ships_the_build_pipeline() -> None:
     names = rel(context.source_files("sdk"), context.project_root())
-    assert "sdk/trt_edge/build/pipeline.py" in names
+    assert "sdk/trt_edge/pipeline/run.py" in names
     assert "sdk/trt_edge/containers/build_runner.py" in names
 
 

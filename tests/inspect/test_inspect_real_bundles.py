@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trt_edge.build.bundle_tar import write_bundle_tar
 from trt_edge.cli.main import main
+from trt_edge.pipeline.bundle_tar import write_bundle_tar
 from trt_edge_runner.bundle_format import BundleManifest
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from trt_edge.build.bundle_tar import write_bundle_tar
+from trt_edge.pipeline.bundle_tar import write_bundle_tar
 from trt_edge_runner.errors import ProfileMismatchError
 from trt_edge_runner.policy import Request
 from trt_edge_runner.runner import Runner

@@ -125,7 +125,7 @@ def _choose_mode(args: argparse.Namespace) -> tuple[str, str]:
 
 def _summary(console: Any, result: Any, elapsed: float) -> None:
     """The validation table, then plain lines (never wrapped: paths stay greppable)."""
-    from trt_edge.build.validate import parity_summary, render_table
+    from trt_edge.pipeline.validate import parity_summary, render_table
 
     console.print(render_table(result.report.doc))
     size = sum(p.stat().st_size for p in result.bundle_dir.rglob("*") if p.is_file())
@@ -153,8 +153,8 @@ def _summary(console: Any, result: Any, elapsed: float) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from trt_edge.build.errors import BuildError
-    from trt_edge.build.pipeline import BuildOptions, build
+    from trt_edge.pipeline.errors import BuildError
+    from trt_edge.pipeline.run import BuildOptions, build
 
     err = Console(stderr=True)
     out = Console()
@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     if not manifest.is_file():
         print(f"trt-edge build: {manifest}: no such manifest file", file=sys.stderr)
         return 2
-    from trt_edge.build.bundle import check_out_dir
+    from trt_edge.pipeline.bundle import check_out_dir
 
     try:
         check_out_dir(Path(args.out))  # before choosing a mode or starting any slow work

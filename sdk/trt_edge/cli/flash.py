@@ -83,9 +83,9 @@ def _stage_directory(bsp: Path, target: Any, bundle_dir: Path, pubkeys: list[Pat
     """
     import tempfile
 
-    from trt_edge.build.bundle_tar import write_bundle_tar
     from trt_edge.flash.errors import FlashError
     from trt_edge.flash.stage import stage_rootfs
+    from trt_edge.pipeline.bundle_tar import write_bundle_tar
 
     with tempfile.TemporaryDirectory(prefix="trt-edge-flash-") as scratch:
         tar_path = Path(scratch) / f"{bundle_dir.name}.tar"

@@ -30,7 +30,6 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from trt_edge.build.errors import BuildError
 from trt_edge.containers import catalog
 from trt_edge.containers.engine import is_engine_error
 from trt_edge.containers.errors import (
@@ -40,12 +39,13 @@ from trt_edge.containers.errors import (
     ContainerTimeoutError,
     ImageMissingError,
 )
+from trt_edge.pipeline.errors import BuildError
 
 if TYPE_CHECKING:
     from docker import DockerClient
     from docker.models.containers import Container
 
-    from trt_edge.build.pipeline import BuildOptions, BuildResult
+    from trt_edge.pipeline.run import BuildOptions, BuildResult
 
 MODE_ENV = "TRT_EDGE_BUILD_MODE"  # 'local' | 'container': the default when no flag is given
 CONTAINER_LABEL = "io.trt-edge.build"
@@ -320,7 +320,7 @@ def _finish(staging: Path, out_dir: Path, builder: dict[str, Any]) -> Path:
     """Merge provenance into the staged bundle.json and swap the bundle into place."""
     from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
 
-    from trt_edge.build.bundle import StagedBundle, write_bundle_json
+    from trt_edge.pipeline.bundle import StagedBundle, write_bundle_json
 
     bundles = [p for p in staging.iterdir() if p.is_dir() and not p.name.startswith(".")]
     if len(bundles) != 1:
@@ -376,10 +376,10 @@ def _build_in_container(
     client: DockerClient | None,
     echo: Callable[[str], None] | None,
 ) -> BuildResult:
-    from trt_edge.build.cache import default_cache_dir
-    from trt_edge.build.pipeline import BuildResult
-    from trt_edge.build.validate import ValidationReport
     from trt_edge.containers.engine import connect
+    from trt_edge.pipeline.cache import default_cache_dir
+    from trt_edge.pipeline.run import BuildResult
+    from trt_edge.pipeline.validate import ValidationReport
 
     limits = limits or ContainerLimits.from_env()
     echo = echo or _stderr
@@ -388,7 +388,7 @@ def _build_in_container(
         raise ContainerBuildError(f"{manifest}: no such manifest file", exit_code=2)
     # A manifest mistake is reported from the host, at once and exactly as --local
     # reports it, instead of after starting a container (no torch is imported here).
-    from trt_edge.build.pipeline import load
+    from trt_edge.pipeline.run import load
 
     load(manifest)
     target = _target(target_id, manifest)

@@ -24,7 +24,7 @@ DEFAULT_CA_DIR = Path("/usr/local/share/ca-certificates")
 
 # Which files of a project package go into an image: the Python package and its metadata.
 _SKIP_ANYWHERE = {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
-# Only at a package folder's top: setuptools output and the C++ project (sdk/trt_edge/build
+# Only at a package folder's top: setuptools output and the C++ project (sdk/trt_edge/pipeline
 # is a real subpackage and must not be mistaken for a build tree).
 _SKIP_AT_TOP = {"build", "dist", "cpp"}
 _SKIP_SUFFIXES = (".pyc", ".pyo", ".so", ".o")

@@ -39,7 +39,7 @@ class BundleFacts:
 def read_bundle(path: Path, workdir: Path) -> BundleFacts:
     """The bundle `.tar` to ship (a directory is packed first) and its manifest."""
     if path.is_dir():
-        from trt_edge.build.bundle_tar import write_bundle_tar
+        from trt_edge.pipeline.bundle_tar import write_bundle_tar
 
         path = write_bundle_tar(path, workdir / f"{path.name}.tar")
     if not path.exists():

@@ -18,10 +18,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from trt_edge.build.backends import Lowered
-from trt_edge.build.errors import BadInputError, LoweringError
-from trt_edge.build.plan import ExportPlan, sample_inputs
 from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.pipeline.errors import BadInputError, LoweringError
+from trt_edge.pipeline.lower import Lowered
+from trt_edge.pipeline.plan import ExportPlan, sample_inputs
 
 MIN_TORCH_TENSORRT = (2, 14)  # first release whose Input accepts profiles=[...]
 

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 from trt_edge_runner.bundle_format import TensorSpec
 
-from trt_edge.build.errors import BadInputError
-from trt_edge.build.locate import manifest_location
 from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.pipeline.errors import BadInputError
+from trt_edge.pipeline.locate import manifest_location
 
 _NUMPY_DTYPES: dict[str, Any] = {
     "float32": np.float32,

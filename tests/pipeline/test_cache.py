@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trt_edge.build.cache import StageCache, cache_key, default_cache_dir
+from trt_edge.pipeline.cache import StageCache, cache_key, default_cache_dir
 
 
 def test_key_is_independent_of_argument_order() -> None:

@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 from trt_edge_runner.bundle_format import DelegateInfo
 
-from trt_edge.build.delegates import signature_check_summary
-from trt_edge.build.errors import ValidationFailedError
-from trt_edge.build.plan import ExportPlan, sample_inputs
 from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.pipeline.delegates import signature_check_summary
+from trt_edge.pipeline.errors import ValidationFailedError
+from trt_edge.pipeline.plan import ExportPlan, sample_inputs
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from trt_edge.build.errors import ModelSourceError
-from trt_edge.build.model_source import load_model, source_digest
 from trt_edge.manifest import load_manifest_or_raise
+from trt_edge.pipeline.errors import ModelSourceError
+from trt_edge.pipeline.load_model import load_model, source_digest
 
 WriteProject = Callable[..., Path]
 

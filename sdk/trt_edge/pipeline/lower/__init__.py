@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from trt_edge.build.errors import BackendUnavailableError, BadInputError
-from trt_edge.build.plan import ExportPlan
 from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.pipeline.errors import BackendUnavailableError, BadInputError
+from trt_edge.pipeline.plan import ExportPlan
 
 
 @dataclass(frozen=True)
@@ -40,15 +40,15 @@ BACKEND_NAMES = ("xnnpack", "portable", "tensorrt")
 
 def get_backend(name: str) -> Backend:
     if name == "xnnpack":
-        from trt_edge.build.backends.xnnpack import XnnpackBackend
+        from trt_edge.pipeline.lower.xnnpack import XnnpackBackend
 
         return XnnpackBackend()
     if name == "portable":
-        from trt_edge.build.backends.portable import PortableBackend
+        from trt_edge.pipeline.lower.portable import PortableBackend
 
         return PortableBackend()
     if name == "tensorrt":
-        from trt_edge.build.backends.tensorrt import TensorRTBackend
+        from trt_edge.pipeline.lower.tensorrt import TensorRTBackend
 
         return TensorRTBackend()
     raise BadInputError(f"unknown backend {name!r}; choose one of auto, {', '.join(BACKEND_NAMES)}")
@@ -88,7 +88,7 @@ def choose_backend(requested: str) -> BackendChoice:
 def require_fp32(manifest: ResolvedManifest, backend: str) -> None:
     """The CPU backends build the model as exported (fp32); other precisions need TensorRT."""
     if manifest.precision != "fp32":
-        from trt_edge.build.locate import manifest_location
+        from trt_edge.pipeline.locate import manifest_location
 
         where = manifest_location(manifest.source_path, ("build", "precision"))
         raise BadInputError(

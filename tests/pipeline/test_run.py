@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from trt_edge.build.cache import StageCache
-from trt_edge.build.errors import ValidationFailedError
-from trt_edge.build.pipeline import BuildOptions, build
+from trt_edge.pipeline.cache import StageCache
+from trt_edge.pipeline.errors import ValidationFailedError
+from trt_edge.pipeline.run import BuildOptions, build
 
 pytestmark = pytest.mark.slow
 

@@ -144,8 +144,8 @@ def test_out_that_is_a_file_fails_before_any_export(
 def test_pipeline_checks_out_dir_before_loading(
     write_project: WriteProject, tmp_path: Path
 ) -> None:
-    from trt_edge.build.errors import OutputDirError
-    from trt_edge.build.pipeline import BuildOptions, build
+    from trt_edge.pipeline.errors import OutputDirError
+    from trt_edge.pipeline.run import BuildOptions, build
 
     path = write_project()
     path.write_text("not: [a valid manifest")  # loading would fail with a different error

@@ -6,9 +6,9 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from trt_edge.build.backends import choose_backend, get_backend, require_fp32
-from trt_edge.build.errors import BackendUnavailableError, BadInputError
 from trt_edge.manifest import load_manifest_or_raise
+from trt_edge.pipeline.errors import BackendUnavailableError, BadInputError
+from trt_edge.pipeline.lower import choose_backend, get_backend, require_fp32
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -58,7 +58,7 @@ def test_cpu_backends_refuse_reduced_precision_naming_the_manifest_line(tmp_path
 
 
 def test_tensorrt_inputs_carry_every_profile_in_manifest_order() -> None:
-    from trt_edge.build.backends.tensorrt import input_profiles
+    from trt_edge.pipeline.lower.tensorrt import input_profiles
 
     manifest = load_manifest_or_raise(EXAMPLES / "tiny_llm" / "manifest.yaml")
     ids, start_pos, k_cache, _v = input_profiles(manifest)
@@ -74,7 +74,7 @@ def test_tensorrt_inputs_carry_every_profile_in_manifest_order() -> None:
 
 
 def test_target_outside_the_manifest_is_refused_before_any_work(tmp_path: Path) -> None:
-    from trt_edge.build.pipeline import BuildOptions, build
+    from trt_edge.pipeline.run import BuildOptions, build
 
     with pytest.raises(BadInputError) as info:
         build(

@@ -127,7 +127,7 @@ def test_auto_phase_lands_on_a_profile_that_fits_each_batch(vision_bundle: Path)
 
 def test_readable_table_shows_every_run_and_probe(tiny_llm_bundle: Path) -> None:
     from rich.console import Console
-    from trt_edge.build.validate import render_table
+    from trt_edge.pipeline.validate import render_table
 
     console = Console(record=True, width=120)
     console.print(render_table(_report(tiny_llm_bundle)))

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from trt_edge.build.errors import ModelSourceError
-from trt_edge.build.pipeline import BuildOptions, build
+from trt_edge.pipeline.errors import ModelSourceError
+from trt_edge.pipeline.run import BuildOptions, build
 
 WriteProject = Callable[..., Path]
 

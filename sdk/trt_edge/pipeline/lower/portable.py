@@ -5,10 +5,10 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from trt_edge.build.backends import Lowered, require_fp32
-from trt_edge.build.backends.executorch_cpu import lower_with
-from trt_edge.build.plan import ExportPlan
 from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.pipeline.lower import Lowered, require_fp32
+from trt_edge.pipeline.lower.executorch_cpu import lower_with
+from trt_edge.pipeline.plan import ExportPlan
 
 
 class PortableBackend:

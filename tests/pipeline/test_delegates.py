@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from trt_edge.build.delegates import read_delegates, signature_check_summary
-from trt_edge.build.pipeline import BuildOptions, build
 from trt_edge.inspect.trt_blob import IOBinding, TrtBlobMetadata, write_trt_blob
 from trt_edge.manifest import load_manifest_or_raise
+from trt_edge.pipeline.delegates import read_delegates, signature_check_summary
+from trt_edge.pipeline.run import BuildOptions, build
 
 pytestmark = pytest.mark.slow
 

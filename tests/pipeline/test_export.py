@@ -6,11 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from trt_edge.build.errors import ExportError
-from trt_edge.build.export import export_program, output_specs
-from trt_edge.build.model_source import load_model
-from trt_edge.build.plan import make_plan
 from trt_edge.manifest import load_manifest_or_raise
+from trt_edge.pipeline.errors import ExportError
+from trt_edge.pipeline.export import export_program, output_specs
+from trt_edge.pipeline.load_model import load_model
+from trt_edge.pipeline.plan import make_plan
 
 WriteProject = Callable[..., Path]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trt_edge.build.errors import LoweringError
+from trt_edge.pipeline.errors import LoweringError
 
 
 def lower_with(program: Any, partitioners: list[Any], backend: str) -> bytes:

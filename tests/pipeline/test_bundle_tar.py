@@ -8,7 +8,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from trt_edge.build.bundle_tar import write_bundle_tar
+from trt_edge.pipeline.bundle_tar import write_bundle_tar
 
 
 def _bundle(root: Path) -> Path:

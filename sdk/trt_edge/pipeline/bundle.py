@@ -30,8 +30,8 @@ from trt_edge_runner.bundle_format import (
     TensorSpec,
 )
 
-from trt_edge.build.errors import BundleWriteError, OutputDirError
 from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.pipeline.errors import BundleWriteError, OutputDirError
 
 STAGING_PREFIX = ".staging-"
 PROVENANCE_PACKAGES = ("trt-edge", "trt-edge-runner", "torch", "executorch", "numpy")

@@ -13,10 +13,10 @@ from typing import Any
 
 from trt_edge_runner.bundle_format import TensorSpec
 
-from trt_edge.build.errors import ExportError, ModelSourceError
-from trt_edge.build.locate import manifest_location
-from trt_edge.build.plan import ExportPlan, sample_inputs
 from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.pipeline.errors import ExportError, ModelSourceError
+from trt_edge.pipeline.locate import manifest_location
+from trt_edge.pipeline.plan import ExportPlan, sample_inputs
 
 _SUGGESTED_DIM = re.compile(r"(\w+) = Dim\(['\"](\w+)['\"](?:, min=(\d+))?(?:, max=(\d+))?\)")
 _SUGGESTED_CONST = re.compile(r"^\s*(\w+) = (\d+)\s*$", re.MULTILINE)

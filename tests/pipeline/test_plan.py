@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trt_edge.build.plan import make_plan, sample_inputs
 from trt_edge.manifest import load_manifest_or_raise
+from trt_edge.pipeline.plan import make_plan, sample_inputs
 from trt_edge_runner.bundle_format import TensorSpec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

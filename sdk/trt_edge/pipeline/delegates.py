@@ -25,8 +25,8 @@ from typing import Any
 
 from trt_edge_runner.bundle_format import DelegateInfo
 
-from trt_edge.build.errors import BuildError
 from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.pipeline.errors import BuildError
 
 TENSORRT_BACKEND_ID = "TensorRTBackend"
 

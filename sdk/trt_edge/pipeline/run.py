@@ -24,8 +24,8 @@ from typing import Any, Protocol
 import structlog
 from trt_edge_runner.bundle_format import MODEL_PTE, DelegateInfo, TensorSpec, canonical_json
 
-from trt_edge.build.backends import BackendChoice, Lowered, choose_backend
-from trt_edge.build.bundle import (
+from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.pipeline.bundle import (
     StagedBundle,
     bundle_dir_name,
     make_bundle_manifest,
@@ -33,18 +33,18 @@ from trt_edge.build.bundle import (
     write_bundle_json,
     write_file,
 )
-from trt_edge.build.cache import StageCache, cache_key, default_cache_dir
-from trt_edge.build.errors import (
+from trt_edge.pipeline.cache import StageCache, cache_key, default_cache_dir
+from trt_edge.pipeline.errors import (
     BadInputError,
     LoweringError,
     ManifestInvalidError,
     ValidationFailedError,
 )
-from trt_edge.build.plan import ExportPlan, make_plan
-from trt_edge.build.validate import ValidationReport
-from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.pipeline.lower import BackendChoice, Lowered, choose_backend
+from trt_edge.pipeline.plan import ExportPlan, make_plan
+from trt_edge.pipeline.validate import ValidationReport
 
-log = structlog.get_logger("trt_edge.build")
+log = structlog.get_logger("trt_edge.pipeline")
 
 STAGES = ("load", "plan", "export", "lower", "bundle", "validate")
 VALIDATION_REPORT = "reports/validation.json"
@@ -96,10 +96,10 @@ def _build_code_digest(*names: str) -> str:
     editing the CLI or the bundle writer must not throw away lowered programs)."""
     root = Path(__file__).parent
     digest = _code_digest(root, names=names)
-    return hashlib.sha256((digest + _code_digest(root / "backends")).encode()).hexdigest()
+    return hashlib.sha256((digest + _code_digest(root / "lower")).encode()).hexdigest()
 
 
-EXPORT_CODE = ("model_source.py", "plan.py", "export.py")
+EXPORT_CODE = ("load_model.py", "plan.py", "export.py")
 VALIDATE_CODE = ("plan.py", "validate.py", "delegates.py")
 
 
@@ -225,7 +225,7 @@ class _Build:
 
     def model(self) -> Any:
         if self._model is None:
-            from trt_edge.build.model_source import load_model
+            from trt_edge.pipeline.load_model import load_model
 
             self._model = load_model(self.manifest)
         return self._model
@@ -236,7 +236,7 @@ class _Build:
 
         import torch
 
-        from trt_edge.build.export import check_exported_domain, export_program
+        from trt_edge.pipeline.export import check_exported_domain, export_program
 
         with self.timer.stage("export") as flag:
             hit = self.cache.get("export", key)
@@ -264,7 +264,7 @@ class _Build:
                 ptd = {n[len("ptd/") :]: d for n, d in hit.items() if n.startswith("ptd/")}
                 lowered = Lowered(choice.backend.name, hit[MODEL_PTE], ptd)
                 return lowered, _outputs_from_json(hit["outputs.json"])
-        from trt_edge.build.export import output_specs
+        from trt_edge.pipeline.export import output_specs
 
         program = self.program(plan, export_key)
         with self.timer.stage("lower"):
@@ -289,13 +289,13 @@ def failed_report(out_dir: Path, manifest: ResolvedManifest) -> Path:
 def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
     """Build, validate and atomically write `OUT/<name>-<version>/`; raise `BuildError`s."""
     manifest_path = Path(manifest_path)
-    from trt_edge.build.bundle import check_out_dir
+    from trt_edge.pipeline.bundle import check_out_dir
 
     check_out_dir(options.out_dir)  # before the slow stages, not after them
     progress_timer = _Timer(options.progress)
     with progress_timer.stage("load"):
         manifest = load(manifest_path)
-        from trt_edge.build.model_source import source_digest
+        from trt_edge.pipeline.load_model import source_digest
 
         digest = source_digest(manifest)
         requested = options.backend or manifest.backend
@@ -344,7 +344,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
     staged = StagedBundle(options.out_dir, bundle_dir_name(manifest))
     try:
         with job.timer.stage("bundle"):
-            from trt_edge.build.delegates import read_delegates, signature_check_summary
+            from trt_edge.pipeline.delegates import read_delegates, signature_check_summary
 
             write_file(staged.path / MODEL_PTE, lowered.pte)
             # One external-data file is named model.ptd: the name the runner loads.
@@ -416,7 +416,7 @@ def _validate(
     lowered: Lowered,
     delegates: tuple[DelegateInfo, ...],
 ) -> ValidationReport:
-    from trt_edge.build.validate import validate_bundle
+    from trt_edge.pipeline.validate import validate_bundle
 
     manifest = job.manifest
     key = cache_key(

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trt_edge.build.errors import ModelSourceError
-from trt_edge.build.locate import manifest_location
 from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.pipeline.errors import ModelSourceError
+from trt_edge.pipeline.locate import manifest_location
 
 # Files that can change what the entrypoint builds: code and weights. Hashing
 # every file would pull in build outputs written next to the manifest.

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from trt_edge.build.bundle import STAGING_PREFIX, StagedBundle
+from trt_edge.pipeline.bundle import STAGING_PREFIX, StagedBundle
 
 
 def _stage(out: Path, content: bytes) -> StagedBundle:
