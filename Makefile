@@ -10,11 +10,13 @@ CPP_SRC   := device_runner/cpp
 CPP_BUILD := $(CPP_SRC)/build
 JOBS      ?= 2
 
-.PHONY: setup sysdeps lint typecheck test test-py test-cpp conformance demo bench images clean
+.PHONY: setup sysdeps lint typecheck test test-py test-cpp conformance device-aarch64 device-x86_64 \
+        demo bench images clean
 
 setup: $(STAMP)
 
-# System packages (C++ toolchain, nlohmann-json, Docker, debootstrap); installs only what is missing.
+# System packages (C++ toolchains incl. aarch64 cross + qemu, nlohmann-json, Docker, debootstrap);
+# installs only what is missing.
 sysdeps:
 	.ci/sysdeps
 
@@ -62,7 +64,20 @@ conformance: setup test-cpp
 	$(PYTHON) -m trt_edge_runner.conformance tests/vectors/profile_selection.json
 	$(CPP_BUILD)/trt_edge_conformance tests/vectors/profile_selection.json
 
-test: sysdeps lint typecheck conformance test-py
+# Device tarballs: trt-edge-run + exactly the ExecuTorch libraries it loads, relocatable
+# ($ORIGIN/../lib runpath), as dist/trt-edge-runner-<version>-linux-<arch>.tar.gz.
+# aarch64 cross-compiles (cmake/aarch64-linux-gnu.cmake) against the aarch64
+# executorch wheel's C++ SDK (hash-pinned in executorch-sdk.lock, cached, never
+# installed); x86_64 builds natively against the venv's. Incremental when re-run.
+DEVICE_TARBALL := $(PYTHON) $(CPP_SRC)/tools/build_device_tarball.py --jobs $(JOBS)
+device-aarch64: setup sysdeps
+	$(DEVICE_TARBALL) --arch aarch64
+
+device-x86_64: setup sysdeps
+	$(DEVICE_TARBALL) --arch x86_64
+
+# The tarballs are built before pytest so tests/device_tarball finds them fresh.
+test: sysdeps lint typecheck conformance device-aarch64 device-x86_64 test-py
 
 # The main job on the embedded default (CPU backend, no GPU, no Docker): check the
 # manifest, build the tiny LLM into dist/, run each phase once, then a short greedy
@@ -85,4 +100,5 @@ images: setup sysdeps
 	$(BIN)/trt-edge images build cpu-runtime
 
 clean:
-	rm -rf $(CPP_BUILD) $(CPP_BUILD).log .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(CPP_BUILD) $(CPP_BUILD).log $(CPP_SRC)/build-aarch64 $(CPP_SRC)/build-aarch64.log \
+	  $(CPP_SRC)/build-x86_64 $(CPP_SRC)/build-x86_64.log .pytest_cache .mypy_cache .ruff_cache
