@@ -1,4 +1,4 @@
 """Shared pytest set-up. Fixtures live in plugin modules beside this file, one per area,
 so that areas can grow their fixtures without editing a shared file."""
 
-pytest_plugins = ["fixtures_bundles", "fixtures_docker"]
+pytest_plugins = ["fixtures_bundles", "fixtures_docker", "summary_device_tarball"]
