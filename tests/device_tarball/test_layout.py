@@ -24,6 +24,7 @@ from trt_edge_runner import __version__
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("device_tarball")]
 
+REPO = Path(__file__).resolve().parents[2]
 BINARIES = {"trt-edge-run", "trt-edge-run-threads"}
 READELF_MACHINE = {"aarch64": "AArch64", "x86_64": "Advanced Micro Devices X86-64"}
 # JetPack 6 is Ubuntu 22.04: glibc 2.35, libstdc++ of GCC 12 (GLIBCXX_3.4.30).
@@ -83,6 +84,20 @@ def test_bin_holds_the_runner_and_its_threads_check_built_for_the_arch(
         dynamic = readelf("-d", "-W", str(binary))
         assert "Library runpath: [$ORIGIN/../lib]" in dynamic and "(RPATH)" not in dynamic
         assert "libcrypto.so.3" in needed(binary), "built without OpenSSL: no sha256 checks"
+
+
+def test_binaries_carry_no_path_of_the_checkout_the_venv_or_the_cache(
+    device: DeviceRunner,
+) -> None:
+    # What lets two checkouts build byte-identical tarballs: no absolute path of
+    # theirs (source file names, the SDK's runpath) is baked into the binaries.
+    from device_sdk import default_cache
+
+    places = {REPO, REPO.resolve(), Path(sys.prefix), default_cache()}
+    for binary in (device.root / "bin").iterdir():
+        data = binary.read_bytes()
+        for place in places:
+            assert str(place).encode() not in data, f"{binary.name} names {place}"
 
 
 def test_lib_holds_exactly_the_sdk_libraries_the_binaries_load(device: DeviceRunner) -> None:

@@ -166,14 +166,18 @@ def _cmake(args: list[str], log: Path, what: str) -> None:
 
 
 def build_and_install(inputs: BuildInputs, build: Path, jobs: int) -> Path:
-    """Configure, build every target, install the runner binaries; return the install prefix."""
+    """Configure, build every target, install the runner binaries; return the install prefix.
+
+    The binaries are linked with the install runpath ($ORIGIN/../lib) from the start
+    rather than re-stamped at install: the linker's build id hashes the runpath, so
+    a build-tree runpath (the SDK's absolute path) would make the same sources give
+    different bytes in another checkout or cache.
+    """
     log = build.with_name(build.name + ".log")
     log.write_text("", encoding="utf-8")
-    _cmake(
-        ["-S", str(CPP_SRC), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release", *inputs.cmake_args],
-        log,
-        f"configuring {build.name}",
-    )
+    configure = ["-S", str(CPP_SRC), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"]
+    configure.append("-DCMAKE_BUILD_WITH_INSTALL_RPATH=ON")
+    _cmake([*configure, *inputs.cmake_args], log, f"configuring {build.name}")
     _cmake(["--build", str(build), "-j", str(jobs)], log, f"building {build.name}")
     prefix = build / "install"
     if prefix.exists():
