@@ -15,6 +15,7 @@ import pytest
 from trt_edge.pipeline.cache import StageCache
 from trt_edge.pipeline.errors import ValidationFailedError
 from trt_edge.pipeline.run import BuildOptions, build
+from trt_edge.pipeline.stages import STAGE_NAMES
 
 pytestmark = pytest.mark.slow
 
@@ -58,16 +59,34 @@ def _options(tmp_path: Path, **kw: object) -> BuildOptions:
     return BuildOptions(**base)  # type: ignore[arg-type]
 
 
+class _Recorder:
+    """A progress sink that notes every call, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+
+    def stage_started(self, stage: str) -> None:
+        self.events.append(("started", stage))
+
+    def stage_finished(self, stage: str, seconds: float, cached: bool) -> None:
+        self.events.append(("finished", stage))
+
+
 def test_unchanged_rebuild_reuses_every_stage_and_writes_the_same_bytes(
     write_project: WriteProject, tmp_path: Path
 ) -> None:
     manifest = write_project()
-    first = build(manifest, _options(tmp_path))
+    recorder = _Recorder()
+    first = build(manifest, _options(tmp_path, progress=recorder))
     assert not any(first.cached.values())
+    # The stages ran in the order of STAGES, each once, and were reported so.
+    assert list(first.stage_seconds) == list(STAGE_NAMES) == list(first.cached)
+    assert recorder.events == [(e, n) for n in STAGE_NAMES for e in ("started", "finished")]
     pte, doc = _digest(first.bundle_dir / "model.pte"), _digest(first.bundle_dir / "bundle.json")
     second = build(manifest, _options(tmp_path))
     assert second.cached["lower"] and second.cached["validate"]
     assert "export" not in second.stage_seconds  # not even loaded: the lowered program was cached
+    assert list(second.stage_seconds) == [n for n in STAGE_NAMES if n != "export"]
     assert _digest(second.bundle_dir / "model.pte") == pte
     assert _digest(second.bundle_dir / "bundle.json") == doc
     third = build(manifest, _options(tmp_path, use_cache=False))

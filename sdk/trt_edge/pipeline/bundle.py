@@ -1,4 +1,4 @@
-"""Stage 6: the bundle directory, staged beside its final path and swapped in atomically.
+"""The `bundle` and `commit` stages: the bundle dir, staged beside its final path, swapped in.
 
 `OUT/<name>-<version>/` is built in a hidden staging dir inside `OUT` (same
 filesystem, so a rename is atomic), validated there, and only then swapped

@@ -1,4 +1,4 @@
-"""Stage 5: run the staged bundle with the real ExecuTorch runtime and compare with eager.
+"""The `validate` stage: run the staged bundle with the real ExecuTorch runtime vs eager.
 
 Validation goes through `trt_edge_runner.Runner` on the *staged* bundle
 directory — the very files and the very code path a device uses — so a bundle
