@@ -26,6 +26,7 @@ from trt_edge_runner.durable import (
 )
 
 DEVICE_RUNNER = Path(__file__).resolve().parents[2] / "device_runner"
+NOBODY = 65534
 
 
 def test_planted_symlink_at_a_guessable_temp_name_is_not_followed(tmp_path: Path) -> None:
@@ -123,10 +124,10 @@ def test_chunks_are_streamed_without_a_copy(tmp_path: Path) -> None:
     (what `inspect --extract-engines` relies on for multi-GB engines)."""
     size = 32 << 20
     source = tmp_path / "model.pte"
-    with open(source, "wb") as fh:
-        fh.truncate(size)
-        fh.seek(size // 2)
-        fh.write(b"engine")
+    with open(source, "wb") as out:
+        out.truncate(size)
+        out.seek(size // 2)
+        out.write(b"engine")
     with open(source, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
         view = memoryview(mapped)
         try:
@@ -190,19 +191,21 @@ def test_unwritable_sees_a_read_only_directory() -> None:
         locked = root / "locked"
         locked.mkdir(mode=0o555)
         locked.chmod(0o555)
-        if os.geteuid() == 0:
-            interpreter = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
-            assert interpreter is not None, "no system python3 to run the check as nobody"
-            drop: dict[str, int] = {"user": 65534, "group": 65534}
-        else:
-            interpreter, drop = sys.executable, {}
+        as_root = os.geteuid() == 0
+        interpreter = (
+            shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
+            if as_root
+            else sys.executable
+        )
+        assert interpreter is not None, "no system python3 to run the check as nobody"
         done = subprocess.run(
             [interpreter, "-c", _PERMISSION_CHECK, str(locked)],
             capture_output=True,
             text=True,
             cwd=root,
             check=False,
-            **drop,  # type: ignore[arg-type]
+            user=NOBODY if as_root else None,
+            group=NOBODY if as_root else None,
         )
         assert done.returncode == 0 and done.stdout.strip() == "checked", done.stderr
     finally:
