@@ -68,37 +68,23 @@ def test_every_entry_names_a_real_channel_and_source_and_says_why() -> None:
             assert entry.channel == "logging" and entry.source.split(".")[0] in ("torch", "torchao")
 
 
-_NOISY_MODEL = """
-import logging, os, warnings
-
-import torch
-from torch import nn
-
-
-class Small(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = nn.Linear(4, 3)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(self.linear(x)) * 2.0
-
-
-def build():
-    warnings.warn("the model's own warning", UserWarning)
-    logging.getLogger("torchao").warning("torchao says something new")
-    os.write(2, b"a native library line\\n")
-    torch.manual_seed(0)
-    return Small().eval()
+# A model whose own build() warns, logs under torchao's logger and writes to fd 2 from "C".
+NOISY_BUILD = """
+warnings.warn("the model's own warning", UserWarning)
+logging.getLogger("torchao").warning("torchao says something new")
+os.write(2, b"a native library line\\n")
 """
 
 
 @pytest.mark.slow
 def test_unknown_lines_get_through_while_the_known_noise_is_held_back(
-    write_project: WriteProject, tmp_path: Path
+    write_project: WriteProject, linear_model: Callable[..., str], tmp_path: Path
 ) -> None:
     """A fresh cache: every stage runs, so torch, ExecuTorch and torchao are really imported."""
-    manifest = write_project(_NOISY_MODEL, backend="xnnpack")
+    noisy = linear_model(
+        "return self.linear(x)", build=NOISY_BUILD, imports="import logging, os, warnings"
+    )
+    manifest = write_project(noisy, backend="xnnpack")
     quiet = _build(manifest, tmp_path / "out", tmp_path / "cache-quiet").stderr
     for line in ("UserWarning: the model's own warning", "torchao says something new"):
         assert line in quiet

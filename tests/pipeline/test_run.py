@@ -23,25 +23,9 @@ WriteProject = Callable[..., Path]
 
 # Eager and exported disagree: torch.export bakes in `calls` as it was while tracing,
 # while every eager call afterwards adds one more. Validation must catch it.
-DRIFTING_MODEL = """
-import torch
-from torch import nn
-
-
-class Drift(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = nn.Linear(4, 3)
-        self.calls = 0
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        self.calls += 1
-        return self.linear(x) + float(self.calls)
-
-
-def build():
-    torch.manual_seed(0)
-    return Drift().eval()
+DRIFTING_FORWARD = """
+self.calls += 1
+return self.linear(x) + float(self.calls)
 """
 
 
@@ -110,13 +94,14 @@ def test_corrupted_cache_entry_is_detected_and_rebuilt(
 
 
 def test_failed_validation_keeps_the_previous_bundle_and_writes_the_report(
-    write_project: WriteProject, tmp_path: Path
+    write_project: WriteProject, linear_model: Callable[..., str], tmp_path: Path
 ) -> None:
     good_manifest = write_project()
     good = build(good_manifest, _options(tmp_path))
     before = {p.name: _digest(p) for p in good.bundle_dir.rglob("*") if p.is_file()}
     with pytest.raises(ValidationFailedError) as info:
-        build(write_project(DRIFTING_MODEL), _options(tmp_path))
+        drifting = linear_model(DRIFTING_FORWARD, name="Drift", init="self.calls = 0")
+        build(write_project(drifting), _options(tmp_path))
     assert info.value.exit_code == 1
     assert "output 0 max abs error" in str(info.value)
     after = {p.name: _digest(p) for p in good.bundle_dir.rglob("*") if p.is_file()}
@@ -171,32 +156,19 @@ def test_interrupted_build_leaves_the_previous_bundle_and_no_staging_dir(
 
 
 # Exports fine (the check is skipped while exporting) but raises in eager for big inputs.
-EAGER_RAISES_MODEL = """
-import torch
-from torch import nn
-
-
-class Picky(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = nn.Linear(4, 3)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not torch.compiler.is_exporting() and x.shape[0] > 8:
-            raise ValueError("eager refuses more than 8 rows")
-        return self.linear(x)
-
-
-def build():
-    return Picky().eval()
+EAGER_RAISES_FORWARD = """
+if not torch.compiler.is_exporting() and x.shape[0] > 8:
+    raise ValueError("eager refuses more than 8 rows")
+return self.linear(x)
 """
 
 
 def test_eager_model_raising_during_validation_fails_the_build_cleanly(
-    write_project: WriteProject, tmp_path: Path
+    write_project: WriteProject, linear_model: Callable[..., str], tmp_path: Path
 ) -> None:
+    picky = linear_model(EAGER_RAISES_FORWARD, name="Picky")
     with pytest.raises(ValidationFailedError) as info:
-        build(write_project(EAGER_RAISES_MODEL), _options(tmp_path))
+        build(write_project(picky), _options(tmp_path))
     assert "eager PyTorch raised ValueError: eager refuses more than 8 rows" in str(info.value)
     assert info.value.exit_code == 1
     assert not (tmp_path / "out" / "small-1.0.0").exists()

@@ -20,6 +20,7 @@ from typing import Literal
 
 from trt_edge_runner.bundle_format import Profile, RuntimePolicy, TensorSpec
 
+from trt_edge.manifest.analysis import export_domain
 from trt_edge.manifest.locations import PathPart, SourceLocations
 
 Backend = Literal["auto", "tensorrt", "xnnpack", "portable"]
@@ -61,13 +62,9 @@ class ResolvedManifest:
         return self.locations.where(*path)
 
     def export_domain(self) -> dict[str, tuple[int, int]]:
-        """Per symbol, (min of mins, max of maxes) over all profiles: what torch.export sees."""
-        domain: dict[str, tuple[int, int]] = {}
-        for profile in self.profiles:
-            for symbol, extent in profile.dims.items():
-                lo, hi = domain.get(symbol, (extent.min, extent.max))
-                domain[symbol] = (min(lo, extent.min), max(hi, extent.max))
-        return domain
+        """Per symbol, (min of mins, max of maxes) over all profiles: what torch.export sees.
+        Symbols in order of first use in `inputs`."""
+        return export_domain(self.profiles, self.symbols())
 
     def symbols(self) -> tuple[str, ...]:
         """Symbol names in order of first use in `inputs`."""

@@ -29,7 +29,7 @@ from trt_edge_runner.bundle_format import (
     FileEntry,
     TensorSpec,
 )
-from trt_edge_runner.durable import unwritable
+from trt_edge_runner.durable import fsync_dir, unwritable
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import BundleWriteError, OutputDirError
@@ -207,11 +207,7 @@ class StagedBundle:
                 shutil.rmtree(self.path, ignore_errors=True)
             else:
                 os.rename(self.path, self.final)
-            fd = os.open(self.out_dir, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsync_dir(self.out_dir)
         except OSError as exc:
             raise BundleWriteError(f"cannot move the bundle into {self.final}: {exc}") from exc
         return self.final

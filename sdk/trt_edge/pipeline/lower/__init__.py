@@ -39,14 +39,10 @@ BACKEND_NAMES = ("xnnpack", "portable", "tensorrt")
 
 
 def get_backend(name: str) -> Backend:
-    if name == "xnnpack":
-        from trt_edge.pipeline.lower.xnnpack import XnnpackBackend
+    if name in ("xnnpack", "portable"):
+        from trt_edge.pipeline.lower import executorch_cpu
 
-        return XnnpackBackend()
-    if name == "portable":
-        from trt_edge.pipeline.lower.portable import PortableBackend
-
-        return PortableBackend()
+        return executorch_cpu.xnnpack() if name == "xnnpack" else executorch_cpu.portable()
     if name == "tensorrt":
         from trt_edge.pipeline.lower.tensorrt import TensorRTBackend
 
