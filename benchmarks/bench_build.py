@@ -82,10 +82,12 @@ def main() -> int:
     import logging
 
     import structlog
+    from trt_edge.library_noise import quiet_library_noise
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    for example in args.examples:
-        bench_example(example, args.repeat)
+    with quiet_library_noise():  # as `trt-edge build` does
+        for example in args.examples:
+            bench_example(example, args.repeat)
     return 0
 
 
