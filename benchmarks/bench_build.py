@@ -12,13 +12,13 @@ the ratio .pte/eager is printed per phase (below 1 means the .pte is faster).
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+
+from timing import median_seconds
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -28,16 +28,6 @@ PHASE_SHAPES: dict[str, dict[str, dict[str, int]]] = {
     "tiny_llm": {"prefill": {"seq": 128}, "decode": {"seq": 1}},
     "vision": {"infer": {"batch": 16}},
 }
-
-
-def _median_seconds(fn: Any, repeat: int) -> float:
-    fn()  # warm-up: first calls pay allocation and kernel set-up
-    samples = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples)
 
 
 def bench_example(example: str, repeat: int) -> None:
@@ -69,13 +59,13 @@ def bench_example(example: str, repeat: int) -> None:
         for phase, symbols in PHASE_SHAPES[example].items():
             arrays = sample_inputs(manifest.inputs, symbols, seed=1)
             tensors = [torch.from_numpy(a) for a in arrays]
-            pte = _median_seconds(lambda: runner.run(phase, arrays), repeat)  # noqa: B023
+            pte = median_seconds(lambda: runner.run(phase, arrays), repeat, warmup=True)  # noqa: B023
 
             def eager() -> None:
                 with torch.no_grad():
                     module(*tensors)  # noqa: B023
 
-            ref = _median_seconds(eager, repeat)
+            ref = median_seconds(eager, repeat, warmup=True)
             dims = " ".join(f"{k}={v}" for k, v in symbols.items())
             print(
                 f"{example}: phase {phase} ({dims}, profile {runner.last_profile}): "
@@ -92,10 +82,12 @@ def main() -> int:
     import logging
 
     import structlog
+    from trt_edge.library_noise import quiet_library_noise
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    for example in args.examples:
-        bench_example(example, args.repeat)
+    with quiet_library_noise():  # as `trt-edge build` does
+        for example in args.examples:
+            bench_example(example, args.repeat)
     return 0
 
 

@@ -7,10 +7,9 @@ JSON, and the planner alone. Run: `.venv/bin/python benchmarks/bench_fleet.py`.
 
 from __future__ import annotations
 
-import statistics
-import time
 from typing import Any
 
+from timing import median_seconds
 from trt_edge.fleet.inventory import devices_from_inventory_json
 from trt_edge.fleet.schedule import plan_waves
 
@@ -46,22 +45,13 @@ def inventory(n: int) -> dict[str, Any]:
     return doc
 
 
-def best_of(repeats: int, fn: Any) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def main() -> None:
     results: dict[int, tuple[float, float, int, int]] = {}
     for n in (1_000, 10_000):
         doc = inventory(n)
         devices = devices_from_inventory_json(doc)
-        load_s = best_of(5, lambda doc=doc: devices_from_inventory_json(doc))
-        plan_s = best_of(5, lambda d=devices: plan_waves(d, ORIN, ["edge"], WAVES))
+        load_s = median_seconds(lambda doc=doc: devices_from_inventory_json(doc), 5)
+        plan_s = median_seconds(lambda d=devices: plan_waves(d, ORIN, ["edge"], WAVES), 5)
         schedule = plan_waves(devices, ORIN, ["edge"], WAVES)
         results[n] = (load_s, plan_s, schedule.eligible, len(schedule.skipped))
     for n, (load_s, plan_s, eligible, skipped) in results.items():

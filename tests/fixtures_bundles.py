@@ -1,4 +1,4 @@
-"""Session fixtures that build the example bundles with the real pipeline (owned by the build area).
+"""Session fixtures that build the example bundles with the real pipeline.
 
 `tiny_llm_bundle` and `vision_bundle` are bundle directories built by
 `trt_edge.pipeline.run.build` from `examples/*/manifest.yaml` — real `.pte`

@@ -11,13 +11,12 @@ numpy is imported inside the functions: `trt-edge-device --help` must stay insta
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trt_edge_runner.bundle_format import BundleManifest, TensorSpec
+from trt_edge_runner.durable import atomic_file, unwritable
 from trt_edge_runner.errors import InputSpecError, OutputPathError
 
 if TYPE_CHECKING:
@@ -183,20 +182,18 @@ def check_output_path(
     by save_npz), and the path itself must not be a directory.
     """
     path = Path(path)
-    if path.is_dir():
+    problem = unwritable(path)
+    if problem is None:
+        return path
+    if problem.reason == "is_directory":
         raise OutputPathError(
             f"{flag} {path}: is a directory; give a file name, e.g. {path / example}"
         )
-    ancestor = path.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise OutputPathError(f"{flag} {path}: {ancestor} is not a directory")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
+    if problem.reason == "permission":
         raise OutputPathError(
-            f"{flag} {path}: folder {ancestor} is not writable; choose another location"
+            f"{flag} {path}: folder {problem.where} is not writable; choose another location"
         )
-    return path
+    raise OutputPathError(f"{flag} {path}: {problem.where} is not a directory")
 
 
 def save_npz(path: Path | str, arrays: Mapping[str, npt.NDArray[Any]]) -> None:
@@ -209,23 +206,10 @@ def save_npz(path: Path | str, arrays: Mapping[str, npt.NDArray[Any]]) -> None:
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise OutputPathError(
-            f"{path}: cannot write outputs here ({exc.strerror or exc})"
-        ) from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
+        with atomic_file(path, mode=0o600) as handle:
             np.savez(handle, **dict(arrays))  # type: ignore[arg-type]
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
     except OSError as exc:
-        Path(tmp_name).unlink(missing_ok=True)
         raise OutputPathError(f"{path}: cannot write outputs ({exc.strerror or exc})") from None
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
 
 
 def named(specs: Sequence[TensorSpec], arrays: Sequence[Any]) -> dict[str, Any]:

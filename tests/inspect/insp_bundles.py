@@ -1,6 +1,6 @@
 """Write bundle directories and tars around real `.pte` files, the way bundle.json says.
 
-The build area's fixtures (`tiny_llm_bundle`, `vision_bundle`) are the real pipeline;
+The session fixtures `tiny_llm_bundle` and `vision_bundle` come from the real pipeline;
 this helper lets the inspect tests make many small variants (tampered, unlisted files,
 inconsistent delegates) cheaply from one real `.pte`.
 """

@@ -98,6 +98,23 @@ def test_profiles_marks_a_gap(base_text: str, write_manifest: Writer) -> None:
     assert any(line.strip().startswith("gap") and "✗" in line for line in proc.stdout.splitlines())
 
 
+def test_profiles_prints_each_warning_on_its_own_line_after_the_summary(
+    base_text: str, write_manifest: Writer
+) -> None:
+    path = write_manifest(base_text.replace("min: 2, opt: 128", "min: 1, opt: 128"))
+    proc = trt_edge("profiles", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # one stream, in order: nothing can interleave with it
+    out = proc.stdout.splitlines()
+    at = out.index("overlap: #0 decode and #1 prefill at seq 1")
+    assert out[at + 1 : at + 3] == ["", "1 warning(s):"]
+    assert out[at + 3] == (
+        f"{path}:14:5: warning: profiles[1]: profiles 'decode' (#0) and 'prefill' (#1) "
+        "overlap at seq 1; harmless under policy pinned (each phase names its profile)"
+    )
+    assert out[at + 4].strip() == "- name: prefill" and out[at + 5].strip() == "^"
+
+
 def test_profiles_on_a_broken_manifest_exits_1(base_text: str, write_manifest: Writer) -> None:
     proc = trt_edge("profiles", str(write_manifest(base_text.replace("opt: 128", "opt: 0"))))
     assert proc.returncode == 1 and "opt 0 is below min 2" in proc.stderr

@@ -12,24 +12,31 @@ from pathlib import Path
 
 import pytest
 
-SMALL_MODEL = """
-import torch
-from torch import nn
+
+def linear_model(
+    forward: str, *, name: str = "Small", init: str = "", build: str = "", imports: str = ""
+) -> str:
+    """Source of a model over `x [rows, 4]` holding `self.linear = nn.Linear(4, 3)`, whose
+    forward() body is `forward`; `init` adds to __init__, `build` runs before the model is
+    made in `build()`, `imports` adds module imports. Tests vary only what they are about."""
+
+    def body(code: str, indent: str) -> str:
+        return textwrap.indent(textwrap.dedent(code).strip(), indent) + "\n" if code else ""
+
+    return (
+        f"{imports.strip()}\nimport torch\nfrom torch import nn\n\n\n"
+        f"class {name}(nn.Module):\n"
+        "    def __init__(self) -> None:\n"
+        "        super().__init__()\n"
+        "        self.linear = nn.Linear(4, 3)\n"
+        f"{body(init, ' ' * 8)}\n"
+        "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+        f"{body(forward, ' ' * 8)}\n\n"
+        f"def build():\n{body(build, ' ' * 4)}    return {name}().eval()\n"
+    )
 
 
-class Small(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = nn.Linear(4, 3)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(self.linear(x)) * 2.0
-
-
-def build():
-    torch.manual_seed(0)
-    return Small().eval()
-"""
+SMALL_MODEL = linear_model("return torch.relu(self.linear(x)) * 2.0", build="torch.manual_seed(0)")
 
 SMALL_MANIFEST = """
 apiVersion: trt-edge/v1
@@ -90,3 +97,10 @@ def write_project(tmp_path: Path) -> WriteProject:
 def small_model() -> str:
     """Source of the small Linear model (tests append functions or patch it)."""
     return SMALL_MODEL
+
+
+@pytest.fixture(name="linear_model")
+def linear_model_fixture() -> Callable[..., str]:
+    """`linear_model(forward, name=..., init=..., build=..., imports=...)`: a variant of the
+    small model with another forward() body."""
+    return linear_model

@@ -14,26 +14,12 @@ from trt_edge.pipeline.plan import make_plan
 
 WriteProject = Callable[..., Path]
 
-NARROWING_MODEL = """
-import torch
-from torch import nn
-
-
-class Narrow(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = nn.Linear(4, 3)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        # A Python branch on a shape: torch.export keeps the branch the example
-        # took and guards rows > 8, narrowing the symbol the profiles need from 1.
-        if x.shape[0] > 8:
-            return self.linear(x) * 2
-        return self.linear(x)
-
-
-def build():
-    return Narrow().eval()
+# A Python branch on a shape: torch.export keeps the branch the example took and
+# guards rows > 8, narrowing the symbol the profiles need from 1.
+NARROWING_FORWARD = """
+if x.shape[0] > 8:
+    return self.linear(x) * 2
+return self.linear(x)
 """
 
 DATA_DEPENDENT_MODEL = """
@@ -59,9 +45,9 @@ def _export(path: Path) -> object:
 
 
 def test_guard_that_narrows_a_symbol_names_symbol_ranges_and_profiles(
-    write_project: WriteProject,
+    write_project: WriteProject, linear_model: Callable[..., str]
 ) -> None:
-    path = write_project(NARROWING_MODEL)
+    path = write_project(linear_model(NARROWING_FORWARD, name="Narrow"))
     with pytest.raises(ExportError) as info:
         _export(path)
     message = str(info.value)

@@ -15,6 +15,7 @@ import pytest
 from trt_edge.pipeline.cache import StageCache
 from trt_edge.pipeline.errors import ValidationFailedError
 from trt_edge.pipeline.run import BuildOptions, build
+from trt_edge.pipeline.stages import STAGE_NAMES
 
 pytestmark = pytest.mark.slow
 
@@ -22,25 +23,9 @@ WriteProject = Callable[..., Path]
 
 # Eager and exported disagree: torch.export bakes in `calls` as it was while tracing,
 # while every eager call afterwards adds one more. Validation must catch it.
-DRIFTING_MODEL = """
-import torch
-from torch import nn
-
-
-class Drift(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = nn.Linear(4, 3)
-        self.calls = 0
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        self.calls += 1
-        return self.linear(x) + float(self.calls)
-
-
-def build():
-    torch.manual_seed(0)
-    return Drift().eval()
+DRIFTING_FORWARD = """
+self.calls += 1
+return self.linear(x) + float(self.calls)
 """
 
 
@@ -58,16 +43,34 @@ def _options(tmp_path: Path, **kw: object) -> BuildOptions:
     return BuildOptions(**base)  # type: ignore[arg-type]
 
 
+class _Recorder:
+    """A progress sink that notes every call, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+
+    def stage_started(self, stage: str) -> None:
+        self.events.append(("started", stage))
+
+    def stage_finished(self, stage: str, seconds: float, cached: bool) -> None:
+        self.events.append(("finished", stage))
+
+
 def test_unchanged_rebuild_reuses_every_stage_and_writes_the_same_bytes(
     write_project: WriteProject, tmp_path: Path
 ) -> None:
     manifest = write_project()
-    first = build(manifest, _options(tmp_path))
+    recorder = _Recorder()
+    first = build(manifest, _options(tmp_path, progress=recorder))
     assert not any(first.cached.values())
+    # The stages ran in the order of STAGES, each once, and were reported so.
+    assert list(first.stage_seconds) == list(STAGE_NAMES) == list(first.cached)
+    assert recorder.events == [(e, n) for n in STAGE_NAMES for e in ("started", "finished")]
     pte, doc = _digest(first.bundle_dir / "model.pte"), _digest(first.bundle_dir / "bundle.json")
     second = build(manifest, _options(tmp_path))
     assert second.cached["lower"] and second.cached["validate"]
     assert "export" not in second.stage_seconds  # not even loaded: the lowered program was cached
+    assert list(second.stage_seconds) == [n for n in STAGE_NAMES if n != "export"]
     assert _digest(second.bundle_dir / "model.pte") == pte
     assert _digest(second.bundle_dir / "bundle.json") == doc
     third = build(manifest, _options(tmp_path, use_cache=False))
@@ -91,13 +94,14 @@ def test_corrupted_cache_entry_is_detected_and_rebuilt(
 
 
 def test_failed_validation_keeps_the_previous_bundle_and_writes_the_report(
-    write_project: WriteProject, tmp_path: Path
+    write_project: WriteProject, linear_model: Callable[..., str], tmp_path: Path
 ) -> None:
     good_manifest = write_project()
     good = build(good_manifest, _options(tmp_path))
     before = {p.name: _digest(p) for p in good.bundle_dir.rglob("*") if p.is_file()}
     with pytest.raises(ValidationFailedError) as info:
-        build(write_project(DRIFTING_MODEL), _options(tmp_path))
+        drifting = linear_model(DRIFTING_FORWARD, name="Drift", init="self.calls = 0")
+        build(write_project(drifting), _options(tmp_path))
     assert info.value.exit_code == 1
     assert "output 0 max abs error" in str(info.value)
     after = {p.name: _digest(p) for p in good.bundle_dir.rglob("*") if p.is_file()}
@@ -152,32 +156,19 @@ def test_interrupted_build_leaves_the_previous_bundle_and_no_staging_dir(
 
 
 # Exports fine (the check is skipped while exporting) but raises in eager for big inputs.
-EAGER_RAISES_MODEL = """
-import torch
-from torch import nn
-
-
-class Picky(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = nn.Linear(4, 3)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not torch.compiler.is_exporting() and x.shape[0] > 8:
-            raise ValueError("eager refuses more than 8 rows")
-        return self.linear(x)
-
-
-def build():
-    return Picky().eval()
+EAGER_RAISES_FORWARD = """
+if not torch.compiler.is_exporting() and x.shape[0] > 8:
+    raise ValueError("eager refuses more than 8 rows")
+return self.linear(x)
 """
 
 
 def test_eager_model_raising_during_validation_fails_the_build_cleanly(
-    write_project: WriteProject, tmp_path: Path
+    write_project: WriteProject, linear_model: Callable[..., str], tmp_path: Path
 ) -> None:
+    picky = linear_model(EAGER_RAISES_FORWARD, name="Picky")
     with pytest.raises(ValidationFailedError) as info:
-        build(write_project(EAGER_RAISES_MODEL), _options(tmp_path))
+        build(write_project(picky), _options(tmp_path))
     assert "eager PyTorch raised ValueError: eager refuses more than 8 rows" in str(info.value)
     assert info.value.exit_code == 1
     assert not (tmp_path / "out" / "small-1.0.0").exists()

@@ -77,7 +77,7 @@ def trt_edge_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def llm_bundle_copy(tiny_llm_bundle: Path, tmp_path: Path) -> Path:
-    """A private copy of the build area's tiny-LLM bundle (tests may edit it)."""
+    """A private copy of the session's tiny-LLM example bundle (tests may edit it)."""
     return Path(shutil.copytree(tiny_llm_bundle, tmp_path / tiny_llm_bundle.name))
 
 

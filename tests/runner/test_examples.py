@@ -1,4 +1,4 @@
-"""The runners on the example bundles built by the real pipeline (build area fixtures)."""
+"""The runners on the example bundles the real pipeline built (the session fixtures)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Small real bundles for the runner tests, built here (not by the build area's pipeline).
+"""Small real bundles for the runner tests, built here (not by `trt_edge.pipeline`).
 
 One tiny model (an embedding + linear over `ids [1, seq]` with a `scale [1]`
 input), exported once per session with `torch.export` over seq in [1, 64] and

@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from trt_edge_runner.agent.durable import fsync_dir, replace_symlink, write_atomic
 from trt_edge_runner.agent.errors import AgentConfigError, AgentError
 from trt_edge_runner.bundle_format import canonical_json
+from trt_edge_runner.durable import fsync_dir, replace_symlink, write_atomic
 
 SLOTS = ("A", "B")
 STATE_SCHEMA = 1

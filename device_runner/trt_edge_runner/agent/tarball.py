@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from trt_edge_runner.agent.errors import InstallRefused
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG, FileEntry
+from trt_edge_runner.durable import fsync_dir
 
 MAX_MEMBERS = 256
 MAX_DOCUMENT_BYTES = 4 << 20
@@ -159,11 +160,7 @@ def _fsync_tree(root: Path) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_dir(Path(directory))
 
 
 @contextmanager

@@ -243,9 +243,8 @@ def table(result: dict[str, Any]) -> str:
 
 def plot(result: dict[str, Any], path: Path) -> None:
     """Grouped bars (p50, whiskers to p90, dots at p99) per phase and case, written atomically."""
-    import tempfile
-
     import matplotlib
+    from trt_edge_runner.durable import atomic_file
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -297,14 +296,11 @@ def plot(result: dict[str, Any], path: Path) -> None:
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
     try:
-        fig.savefig(tmp, format="png")
-        os.replace(tmp, path)
+        with atomic_file(path, mode=0o600) as out:
+            fig.savefig(out, format="png")
     finally:
         plt.close(fig)
-        Path(tmp).unlink(missing_ok=True)
 
 
 def run(args: argparse.Namespace) -> int:

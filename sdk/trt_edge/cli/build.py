@@ -1,11 +1,12 @@
-"""`trt-edge build MANIFEST`: export, lower, validate and bundle a model.
+"""`trt-edge build MANIFEST`: a manifest through the build's stages to a validated bundle.
 
 Runs the pipeline in this environment (`--local`) or inside the target's
 builder image (`--container`, through `trt_edge.containers.build_runner`).
 Exit codes: 0 bundle written, 1 the build or its validation failed, 2 bad
 input (manifest, model source, an unavailable backend, bad flags). Errors are
 one message on stderr, never a traceback. torch and executorch are imported
-only inside `run`, so `trt-edge --help` stays instant.
+only inside `run`, so `trt-edge --help` stays instant. Known-harmless library
+noise (`trt_edge.library_noise`) is held back unless `-v` is given.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import argparse
 import logging
 import sys
 import time
-import warnings
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,11 @@ BACKEND_CHOICES = ("auto", "xnnpack", "portable", "tensorrt")
 
 
 def register(subparsers: Any) -> None:
+    from trt_edge.pipeline.stages import flow
+
     parser = subparsers.add_parser(
         "build",
-        help="export → lower → validate → bundle (OUT/<name>-<version>/)",
+        help=f"{flow()} (OUT/<name>-<version>/)",
         description="Build a validated bundle from a manifest: torch.export over the profiles' "
         "export domain, lower with a backend (xnnpack/portable on CPU, tensorrt on GPU "
         "targets), run every profile with the real ExecuTorch runtime against eager "
@@ -40,6 +43,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--no-cache", action="store_true", help="rebuild every stage")
     parser.add_argument("--log-format", choices=("console", "json"), default="console")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also show what torch, torchao and ExecuTorch print that is known to be "
+        "harmless (hidden by default)",
+    )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--local", action="store_true", help="build in this environment")
     mode.add_argument("--container", action="store_true", help="build in the builder image")
@@ -74,36 +84,75 @@ def configure_logging(fmt: str, level: int) -> None:
 
 
 class RichProgress:
-    """One spinner line per stage on a TTY; finished stages show their time."""
+    """One line per stage of `STAGES` on a TTY, all shown from the start: a spinner on the
+    running one, the time on finished ones; a stage the cache made unnecessary says so."""
 
     def __init__(self, console: Any) -> None:
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            Progress,
+            ProgressColumn,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+        from rich.text import Text
+
+        from trt_edge.pipeline.stages import STAGES
+
+        class StateColumn(ProgressColumn):
+            """`·` waiting, a spinner while running, `✓` done."""
+
+            spinner = SpinnerColumn()
+
+            def render(self, task: Any) -> Any:
+                if task.finished:
+                    return Text("✓", style="green")
+                return self.spinner.render(task) if task.started else Text("·", style="dim")
 
         self.progress = Progress(
-            SpinnerColumn(),
+            StateColumn(),
             TextColumn("{task.description}"),
             TimeElapsedColumn(),
             console=console,
             transient=False,
         )
-        self.tasks: dict[str, Any] = {}
+        self.width = max(len(stage.name) for stage in STAGES)
+        self.summaries = {stage.name: stage.summary for stage in STAGES}
+        self.tasks: dict[str, Any] = {
+            stage.name: self.progress.add_task(self._line(stage.name), total=1, start=False)
+            for stage in STAGES
+        }
+        self.started: set[str] = set()
+
+    def _line(self, stage: str, note: str = "") -> str:
+        summary = note or f"[dim]{self.summaries.get(stage, '')}[/dim]"
+        return f"{stage:<{self.width}}  {summary}"
 
     def __enter__(self) -> RichProgress:
         self.progress.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            for stage, task in self.tasks.items():
+                if stage not in self.started:
+                    note = "not needed (a later stage's output was cached)"
+                    self.progress.start_task(task)
+                    self.progress.update(task, completed=1, description=self._line(stage, note))
         self.progress.stop()
 
+    def _task(self, stage: str) -> Any:
+        if stage not in self.tasks:  # a name this list does not know: show it, at the end
+            self.tasks[stage] = self.progress.add_task(self._line(stage), total=1, start=False)
+        return self.tasks[stage]
+
     def stage_started(self, stage: str) -> None:
-        if stage not in self.tasks:
-            self.tasks[stage] = self.progress.add_task(stage, total=1)
+        self.started.add(stage)
+        self.progress.start_task(self._task(stage))
 
     def stage_finished(self, stage: str, seconds: float, cached: bool) -> None:
-        task = self.tasks.get(stage)
-        if task is not None:
-            note = " (cached)" if cached else ""
-            self.progress.update(task, completed=1, description=f"{stage}{note}")
+        note = "cached" if cached else "done"
+        self.progress.update(self._task(stage), completed=1, description=self._line(stage, note))
 
 
 def _choose_mode(args: argparse.Namespace) -> tuple[str, str]:
@@ -153,6 +202,7 @@ def _summary(console: Any, result: Any, elapsed: float) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from trt_edge.library_noise import quiet_library_noise
     from trt_edge.pipeline.errors import BuildError
     from trt_edge.pipeline.run import BuildOptions, build
 
@@ -160,9 +210,6 @@ def run(args: argparse.Namespace) -> int:
     out = Console()
     interactive = sys.stderr.isatty() and args.log_format == "console"
     configure_logging(args.log_format, logging.WARNING if interactive else logging.INFO)
-    # torch/executorch emit deprecation chatter a user cannot act on.
-    for category in (UserWarning, DeprecationWarning, FutureWarning):
-        warnings.filterwarnings("ignore", category=category)
     manifest = Path(args.manifest)
     if manifest.is_dir():
         inside = manifest / "manifest.yaml"
@@ -213,10 +260,8 @@ def run(args: argparse.Namespace) -> int:
                 progress=progress,
                 target=args.target,
             )
-            if progress is not None:
-                with progress:
-                    result = build(manifest, options)
-            else:
+            quiet = nullcontext() if args.verbose else quiet_library_noise()
+            with quiet, progress if progress is not None else nullcontext():
                 result = build(manifest, options)
     except BuildError as exc:
         print(f"trt-edge build: error: {exc}", file=sys.stderr)

@@ -1,8 +1,9 @@
 """`trt-edge profiles MANIFEST`: the profile table, the export domain and a drawing per symbol.
 
 Shows what ships (index → name → ranges → phases that pin it) and draws each
-symbol's ranges so overlaps and gaps are visible at a glance. Exit codes as
-`trt-edge validate`: 0 ok, 1 manifest errors, 2 usage.
+symbol's ranges so overlaps and gaps are visible at a glance; the manifest's
+warnings (what each overlap or gap means under the policy) follow on stdout, each
+on its own line. Exit codes as `trt-edge validate`: 0 ok, 1 manifest errors, 2 usage.
 """
 
 from __future__ import annotations
@@ -85,4 +86,9 @@ def run(args: argparse.Namespace) -> int:
     for gap in found_gaps:
         lines.append(f"gap: no profile accepts {format_box(gap.box)}")
     print("\n".join(lines))
+    if result.warnings:
+        # Part of the report, so on the same stream after it, set apart by a blank line:
+        # a reader that joins stdout and stderr cannot run a warning into the last line.
+        print(f"\n{len(result.warnings)} warning(s):")
+        print_diagnostics(result.warnings, result.path, sys.stdout, color=sys.stdout.isatty())
     return 0

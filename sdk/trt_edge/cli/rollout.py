@@ -32,27 +32,21 @@ def register(subparsers: Any) -> None:
 
 def check_report_path(report: Path) -> None:
     """Prove `--report` can be written before the rollout changes any device (exit 2 if not)."""
-    import os
-    import tempfile
+    from trt_edge_runner.durable import make_writable_dir
 
     from trt_edge.fleet.errors import RolloutError
 
     if report.is_dir():
         raise RolloutError(f"--report {report}: is a directory; name a file, e.g. report.json")
-    try:
-        report.parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=f".{report.name}.write-test-", dir=report.parent)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
+    why = make_writable_dir(report.parent)
+    if why is not None:
         raise RolloutError(
-            f"--report {report}: cannot write there ({exc.strerror or exc}); "
-            "name a file in a writable directory"
-        ) from None
+            f"--report {report}: cannot write there ({why}); name a file in a writable directory"
+        )
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge_runner.agent.durable import write_atomic
+    from trt_edge_runner.durable import write_atomic
 
     from trt_edge.fleet.errors import RolloutError
     from trt_edge.fleet.execute import run_rollout

@@ -9,7 +9,7 @@ JSON log streams into the host's progress display. The container is removed on
 success, failure, timeout, Ctrl-C and SIGTERM; a failed build removes its staging
 folder, so no partial bundle is ever left. On success the host merges provenance
 (image id/digest, lock hash, host facts) into `bundle.json` and moves the bundle into
-place atomically with the build area's `StagedBundle` (the previous bundle stays
+place atomically with the pipeline's `StagedBundle` (the previous bundle stays
 intact until the final swap).
 """
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from trt_edge_runner.agent import durable
+from trt_edge_runner import durable
 from trt_edge_runner.bundle_format import file_sha256 as file_sha256
 
 from trt_edge.containers.errors import LockFileError

@@ -24,7 +24,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trt_edge_runner.agent.durable import write_atomic
+from trt_edge_runner.durable import write_atomic
 
 from trt_edge.flash.errors import FlashError
 from trt_edge.targets import Target

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trt_edge_runner.agent.durable import write_atomic
 from trt_edge_runner.agent.errors import AgentError
 from trt_edge_runner.agent.tarball import open_bundle_tar
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
+from trt_edge_runner.durable import atomic_file, make_writable_dir, write_atomic
 from trt_edge_runner.signature import SignatureError, parse_canonical_manifest
 
 from trt_edge.fleet.errors import RolloutError
@@ -146,16 +146,12 @@ def prepare_workdir(workdir: Path | None) -> Path:
     """
     if workdir is None:
         return Path(tempfile.mkdtemp(prefix="trt-edge-rollout-"))
-    try:
-        workdir.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=workdir)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
+    why = make_writable_dir(workdir)
+    if why is not None:
         raise RolloutError(
             f"--workdir {workdir}: cannot use it as the rollout's work directory "
-            f"({exc.strerror or exc}); pass a writable directory (it is created if missing)"
-        ) from None
+            f"({why}); pass a writable directory (it is created if missing)"
+        )
     return workdir
 
 
@@ -166,16 +162,8 @@ def _write_text(path: Path, text: str) -> None:
 
 def _run_logged(command: list[str], env: dict[str, str], log: Path) -> None:
     """Run `command` with its output in a temp file beside `log`, renamed into place at the end."""
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{log.name}.tmp-", dir=log.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp_name, log)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    with atomic_file(log, mode=0o600) as out:
+        subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
 
 
 def run_rollout(

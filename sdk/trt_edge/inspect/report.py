@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from trt_edge_runner.bundle_format import BundleManifest
+from trt_edge_runner.durable import write_atomic, write_atomic_chunks
 
 from trt_edge.inspect.bundle import OpenBundle, is_bundle_path, open_bundle
 from trt_edge.inspect.errors import InspectError, ProfileSignatureError, TrtBlobError
@@ -142,20 +142,6 @@ def inspect_path(path: str | os.PathLike[str]) -> Report:
         return describe_pte(pte)
 
 
-def _write_atomic(dest: Path, chunks: memoryview) -> None:
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            step = 1 << 20
-            for start in range(0, len(chunks), step):
-                out.write(chunks[start : start + step])
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 is for the temp file, not the result
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 _UNSAFE_STEM_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -208,12 +194,12 @@ def _extract_from(pte: PteFile, out_dir: Path) -> list[Path]:
                 )
             eng = engine_view(view, blob)
             try:
-                _write_atomic(engine, eng)
+                write_atomic_chunks(engine, [eng])
             finally:
                 eng.release()
             doc = {"source": source, "delegate": d.to_dict(), "blob": blob.to_dict()}
             text = (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
-            _write_atomic(meta, memoryview(text))
+            write_atomic(meta, text)
             written += [engine, meta]
         finally:
             view.release()

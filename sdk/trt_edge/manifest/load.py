@@ -68,7 +68,9 @@ def load_manifest(path: str | Path, *, catalog: TargetCatalog | None = None) -> 
             parsed.data, parsed.locations, file, manifest_dir, catalog or load_catalog()
         )
         if model is not None and not any(d.severity == "error" for d in diagnostics):
-            resolved = resolve(model, given.resolve(), hashlib.sha256(raw).hexdigest())
+            source = given.resolve()
+            sha256 = hashlib.sha256(raw).hexdigest()
+            resolved = resolve(model, source, sha256, parsed.locations.freeze(source))
             diagnostics += coverage_diagnostics(resolved, parsed.locations, file)
             result.manifest = resolved
     result.diagnostics = sorted(diagnostics, key=sort_key)

@@ -8,7 +8,10 @@ can point at the exact line and column of the thing it complains about.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
 
 PathPart = str | int
 JsonPath = tuple[PathPart, ...]
@@ -33,8 +36,18 @@ class Position:
     col: int
 
 
+def _nearest(values: Mapping[JsonPath, Position], path: JsonPath) -> Position:
+    """Position of the value at `path`, or of the nearest enclosing value that exists."""
+    probe = path
+    while probe:
+        if probe in values:
+            return values[probe]
+        probe = probe[:-1]
+    return values.get((), Position(1, 1))
+
+
 class LocationIndex:
-    """Where each path's key and value start in the source file."""
+    """Where each path's key and value start in the source file (filled in while parsing)."""
 
     def __init__(self) -> None:
         self.keys: dict[JsonPath, Position] = {}
@@ -43,15 +56,32 @@ class LocationIndex:
 
     def value(self, path: JsonPath) -> Position:
         """Position of the value at `path`, or of the nearest enclosing value that exists."""
-        probe = path
-        while probe:
-            if probe in self.values:
-                return self.values[probe]
-            probe = probe[:-1]
-        return self.values.get((), Position(1, 1))
+        return _nearest(self.values, path)
 
     def key(self, path: JsonPath) -> Position:
         """Position of the key naming `path` (falls back to its value, then to the parent)."""
         if path in self.keys:
             return self.keys[path]
         return self.value(path)
+
+    def freeze(self, file: Path) -> SourceLocations:
+        """The value positions as an immutable `SourceLocations` of `file`."""
+        return SourceLocations(file, MappingProxyType(dict(self.values)))
+
+
+@dataclass(frozen=True)
+class SourceLocations:
+    """Where each value of a manifest starts in `file`: the parse step's positions, carried.
+
+    The resolved manifest keeps this so that a later stage's error (a missing
+    entrypoint function, a dtype the backend cannot build) points at the line to fix
+    without anyone parsing the YAML again.
+    """
+
+    file: Path
+    values: Mapping[JsonPath, Position]  # read-only (a MappingProxyType)
+
+    def where(self, *path: PathPart) -> str:
+        """`FILE:LINE:COL` of the value at `path`, or of the nearest enclosing value."""
+        pos = _nearest(self.values, path)
+        return f"{self.file}:{pos.line}:{pos.col}"

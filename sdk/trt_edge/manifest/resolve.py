@@ -13,6 +13,7 @@ from typing import Any
 
 from trt_edge_runner.bundle_format import DimRange, PhaseTarget, Profile, RuntimePolicy, TensorSpec
 
+from trt_edge.manifest.locations import SourceLocations
 from trt_edge.manifest.resolved import ResolvedManifest
 
 # Name of the single profile given to a model whose inputs are all static and
@@ -45,7 +46,9 @@ def _runtime(doc: dict[str, Any], names: list[str]) -> RuntimePolicy:
     return RuntimePolicy(policy=runtime["policy"], phases=phases)
 
 
-def resolve(doc: dict[str, Any], source_path: Path, source_sha256: str) -> ResolvedManifest:
+def resolve(
+    doc: dict[str, Any], source_path: Path, source_sha256: str, locations: SourceLocations
+) -> ResolvedManifest:
     inputs = tuple(
         TensorSpec(
             name=spec["name"],
@@ -80,4 +83,5 @@ def resolve(doc: dict[str, Any], source_path: Path, source_sha256: str) -> Resol
         targets=tuple(dict.fromkeys(build["targets"])),
         atol=float(parity["atol"]),
         rtol=float(parity["rtol"]),
+        locations=locations,
     )

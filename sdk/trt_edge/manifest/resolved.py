@@ -3,7 +3,9 @@
 Loading a manifest (parse → schema → semantic checks) ends here. Everything is
 already checked and normalised: labels are compiled to profile indices, symbols
 are known, paths are absolute. Later stages never look at YAML again, so they
-cannot disagree with `trt-edge validate` about what a manifest means.
+cannot disagree with `trt-edge validate` about what a manifest means; the parse
+step's positions travel along (`locations`, `where()`) so their errors still name
+the manifest's `file:line:col`.
 
 Tensor specs, profiles and the runtime policy are the device side's own types
 (`trt_edge_runner.bundle_format`), so what the build writes into `bundle.json`
@@ -12,11 +14,14 @@ is the very value the manifest resolved to.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from trt_edge_runner.bundle_format import Profile, RuntimePolicy, TensorSpec
+
+from trt_edge.manifest.analysis import export_domain
+from trt_edge.manifest.locations import PathPart, SourceLocations
 
 Backend = Literal["auto", "tensorrt", "xnnpack", "portable"]
 Precision = Literal["fp32", "fp16", "bf16", "int8"]
@@ -43,19 +48,23 @@ class ResolvedManifest:
     targets: tuple[str, ...]  # ids from the target catalog
     atol: float
     rtol: float
+    # Where each value sat in the YAML, for errors found after loading. Not part of what
+    # the manifest means: manifests that differ only in layout compare equal.
+    locations: SourceLocations = field(compare=False, repr=False)
 
     @property
     def manifest_dir(self) -> Path:
         return self.source_path.parent
 
+    def where(self, *path: PathPart) -> str:
+        """`FILE:LINE:COL` of the value at `path` (e.g. `"build", "precision"`) in the manifest,
+        or of the nearest enclosing value: the place a later stage's error points at."""
+        return self.locations.where(*path)
+
     def export_domain(self) -> dict[str, tuple[int, int]]:
-        """Per symbol, (min of mins, max of maxes) over all profiles: what torch.export sees."""
-        domain: dict[str, tuple[int, int]] = {}
-        for profile in self.profiles:
-            for symbol, extent in profile.dims.items():
-                lo, hi = domain.get(symbol, (extent.min, extent.max))
-                domain[symbol] = (min(lo, extent.min), max(hi, extent.max))
-        return domain
+        """Per symbol, (min of mins, max of maxes) over all profiles: what torch.export sees.
+        Symbols in order of first use in `inputs`."""
+        return export_domain(self.profiles, self.symbols())
 
     def symbols(self) -> tuple[str, ...]:
         """Symbol names in order of first use in `inputs`."""

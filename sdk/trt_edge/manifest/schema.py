@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trt_edge_runner.agent.durable import write_atomic
+from trt_edge_runner.durable import write_atomic
 
 from trt_edge.manifest.compiled import CORE_SCHEMA_FILE, compiled_text
 from trt_edge.manifest.models import Manifest

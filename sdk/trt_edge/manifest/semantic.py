@@ -156,14 +156,7 @@ class SemanticChecker:
                 continue
             name = spec.get("name")
             if isinstance(name, str):
-                if name in seen:
-                    self.report(
-                        ("inputs", i, "name"),
-                        f"input name {name!r} is already used by inputs[{seen[name]}]; "
-                        "names must be unique",
-                    )
-                else:
-                    seen[name] = i
+                self.check_unique("inputs", i, name, seen, "input name")
                 if not _SYMBOL.match(name):
                     self.report(
                         ("inputs", i, "name"),
@@ -186,6 +179,19 @@ class SemanticChecker:
                             symbols.setdefault(dim, dpath)
             self.check_values(i, spec)
         return symbols
+
+    def check_unique(
+        self, section: str, i: int, name: str, seen: dict[str, int], what: str, why: str = ""
+    ) -> None:
+        """Report `section[i].name` when an earlier entry already took `name`; else note it."""
+        if name in seen:
+            self.report(
+                (section, i, "name"),
+                f"{what} {name!r} is already used by {section}[{seen[name]}]; "
+                f"names must be unique{why}",
+            )
+        else:
+            seen[name] = i
 
     def check_values(self, i: int, spec: dict[str, Any]) -> None:
         values = spec.get("values")
@@ -247,14 +253,9 @@ class SemanticChecker:
             name = profile.get("name")
             names.append(name if isinstance(name, str) else None)
             if isinstance(name, str):
-                if name in seen:
-                    self.report(
-                        ("profiles", i, "name"),
-                        f"profile name {name!r} is already used by profiles[{seen[name]}]; "
-                        "names must be unique (phases refer to them)",
-                    )
-                else:
-                    seen[name] = i
+                self.check_unique(
+                    "profiles", i, name, seen, "profile name", " (phases refer to them)"
+                )
                 if name == "auto":
                     self.report(
                         ("profiles", i, "name"),

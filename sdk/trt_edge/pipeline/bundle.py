@@ -1,4 +1,4 @@
-"""Stage 6: the bundle directory, staged beside its final path and swapped in atomically.
+"""The `bundle` and `commit` stages: the bundle dir, staged beside its final path, swapped in.
 
 `OUT/<name>-<version>/` is built in a hidden staging dir inside `OUT` (same
 filesystem, so a rename is atomic), validated there, and only then swapped
@@ -29,6 +29,7 @@ from trt_edge_runner.bundle_format import (
     FileEntry,
     TensorSpec,
 )
+from trt_edge_runner.durable import fsync_dir, unwritable
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import BundleWriteError, OutputDirError
@@ -138,25 +139,23 @@ def check_out_dir(out_dir: Path) -> None:
     so `--out some-file` fails at once instead of after the expensive stages. Nothing is
     created here: a build that then fails on a bad manifest leaves no empty directory.
     """
+    problem = unwritable(out_dir, directory=True)
+    if problem is None:
+        return
     hint = "pass --out a directory (it is created if missing)"
-    if out_dir.exists() and not out_dir.is_dir():
+    if problem.reason == "not_a_directory":
         raise OutputDirError(f"--out {out_dir}: exists and is not a directory", hint=hint)
-    existing = out_dir
-    while not existing.exists():
-        if existing.parent == existing:
-            break
-        existing = existing.parent
-    if existing.exists() and not existing.is_dir():
+    if problem.reason == "blocked":
         raise OutputDirError(
-            f"--out {out_dir}: cannot be created because {existing} is not a directory",
+            f"--out {out_dir}: cannot be created because {problem.where} is not a directory",
             hint=hint,
         )
-    if existing.is_dir() and not os.access(existing, os.W_OK | os.X_OK):
-        what = "is not writable" if existing == out_dir else f"cannot be created in {existing}"
-        raise OutputDirError(
-            f"--out {out_dir}: {what} (permission denied)",
-            hint="pick a directory you can write to",
-        )
+    what = (
+        "is not writable" if problem.where == out_dir else f"cannot be created in {problem.where}"
+    )
+    raise OutputDirError(
+        f"--out {out_dir}: {what} (permission denied)", hint="pick a directory you can write to"
+    )
 
 
 def publish_modes(bundle_dir: Path) -> None:
@@ -208,11 +207,7 @@ class StagedBundle:
                 shutil.rmtree(self.path, ignore_errors=True)
             else:
                 os.rename(self.path, self.final)
-            fd = os.open(self.out_dir, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsync_dir(self.out_dir)
         except OSError as exc:
             raise BundleWriteError(f"cannot move the bundle into {self.final}: {exc}") from exc
         return self.final

@@ -1,4 +1,4 @@
-"""Stage 3: torch.export over the export domain, with failures told in manifest terms.
+"""The `export` stage: torch.export over the export domain, failures told in manifest terms.
 
 torch reports a narrowed symbol as "Constraints violated (seq)! ... Suggested
 fixes: seq = Dim('seq', max=64)". A user wrote profiles, not Dims, so we turn
@@ -15,7 +15,6 @@ from trt_edge_runner.bundle_format import TensorSpec
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import ExportError, ModelSourceError
-from trt_edge.pipeline.locate import manifest_location
 from trt_edge.pipeline.plan import ExportPlan, sample_inputs
 
 _SUGGESTED_DIM = re.compile(r"(\w+) = Dim\(['\"](\w+)['\"](?:, min=(\d+))?(?:, max=(\d+))?\)")
@@ -35,7 +34,7 @@ def _profile_ranges(manifest: ResolvedManifest, symbol: str) -> str:
 def explain_export_failure(manifest: ResolvedManifest, plan: ExportPlan, exc: BaseException) -> str:
     """One message naming the symbols at fault, torch's range and the profiles' range."""
     text = str(exc)
-    where = manifest_location(manifest.source_path, ("profiles",))
+    where = manifest.where("profiles")
     lines: list[str] = []
     for match in _SUGGESTED_DIM.finditer(text):
         symbol = match.group(2)
@@ -113,7 +112,7 @@ def export_program(manifest: ResolvedManifest, plan: ExportPlan, module: Any) ->
 
 def check_exported_domain(manifest: ResolvedManifest, plan: ExportPlan, program: Any) -> None:
     """A saved `.pt2` must accept the whole export domain; say which dim does not."""
-    where = manifest_location(manifest.source_path, ("model", "exported"))
+    where = manifest.where("model", "exported")
     placeholders = _user_input_values(program)
     for spec, value in zip(manifest.inputs, placeholders, strict=True):
         shape = list(value.shape)

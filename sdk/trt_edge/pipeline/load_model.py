@@ -1,4 +1,7 @@
-"""Stage 1: find, hash and load the model a manifest names.
+"""Find, hash and load the model a manifest names.
+
+The `load` stage hashes the source (for the cache keys); the model itself is imported
+only when `export` or `validate` needs it.
 
 Three sources: `file.py:fn` (a file next to the manifest), `package.module:fn`
 (importable), or a saved torch.export program (`.pt2`). Hashing and loading are
@@ -20,7 +23,6 @@ from typing import Any
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import ModelSourceError
-from trt_edge.pipeline.locate import manifest_location
 
 # Files that can change what the entrypoint builds: code and weights. Hashing
 # every file would pull in build outputs written next to the manifest.
@@ -56,7 +58,7 @@ def _is_file_entry(target: str) -> bool:
 
 def _where(manifest: ResolvedManifest) -> str:
     key = "entrypoint" if manifest.entrypoint is not None else "exported"
-    return manifest_location(manifest.source_path, ("model", key))
+    return manifest.where("model", key)
 
 
 def _hash_tree(root: Path, only: Path | None = None) -> SourceDigest:

@@ -1,4 +1,4 @@
-"""Stage 2: the export plan — what torch.export sees and which shapes validation runs.
+"""The `plan` stage: what torch.export sees and which shapes validation runs.
 
 One `torch.export.Dim` per manifest symbol, spanning the export domain (the
 union of all profiles), shared by every input that uses the symbol. Samples
@@ -20,7 +20,6 @@ from trt_edge_runner.bundle_format import TensorSpec
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import BadInputError
-from trt_edge.pipeline.locate import manifest_location
 
 _NUMPY_DTYPES: dict[str, Any] = {
     "float32": np.float32,
@@ -94,7 +93,7 @@ def _example_value(lo: int, hi: int) -> int:
 def make_plan(manifest: ResolvedManifest) -> ExportPlan:
     for i, spec in enumerate(manifest.inputs):
         if spec.dtype not in _NUMPY_DTYPES:
-            where = manifest_location(manifest.source_path, ("inputs", i, "dtype"))
+            where = manifest.where("inputs", i, "dtype")
             raise BadInputError(
                 f"{where}: inputs[{i}] {spec.name}: dtype {spec.dtype} has no host sample "
                 f"generator; supported: {', '.join(sorted(_NUMPY_DTYPES))}"

@@ -1,12 +1,13 @@
-"""`build()`: the stages wired together, with a content-hash cache between them.
+"""`build()`: the stages of `trt_edge.pipeline.stages`, wired together with a cache between them.
 
-    load manifest ─▶ hash sources ─▶ plan ─▶ export ─▶ lower ─▶ stage bundle
-        ─▶ validate (real runtime, staged dir) ─▶ bundle.json ─▶ atomic swap
+    load ─▶ plan ─▶ export ─▶ lower ─▶ bundle (staged) ─▶ validate (the staged copy) ─▶ commit
 
-Stage outputs are cached under keys made of everything that can change them
-(model sources, the manifest's inputs and profiles, backend, precision,
-package versions and the build code itself), so an unchanged rebuild touches
-neither torch.export nor the backend — nor even imports torch.
+Each stage is timed under its name (the progress display and `BuildResult` read
+them). The outputs of export, lower and validate are cached under keys made of
+everything that can change them (model sources, the manifest's inputs and
+profiles, backend, precision, package versions and the build code itself), so an
+unchanged rebuild touches neither torch.export nor the backend — nor even
+imports torch.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Protocol
 
 import structlog
 from trt_edge_runner.bundle_format import MODEL_PTE, DelegateInfo, TensorSpec, canonical_json
+from trt_edge_runner.durable import write_atomic
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.bundle import (
@@ -42,16 +44,16 @@ from trt_edge.pipeline.errors import (
 )
 from trt_edge.pipeline.lower import BackendChoice, Lowered, choose_backend
 from trt_edge.pipeline.plan import ExportPlan, make_plan
+from trt_edge.pipeline.stages import BUNDLE, COMMIT, EXPORT, LOAD, LOWER, PLAN, VALIDATE, Stage
 from trt_edge.pipeline.validate import ValidationReport
 
 log = structlog.get_logger("trt_edge.pipeline")
 
-STAGES = ("load", "plan", "export", "lower", "bundle", "validate")
 VALIDATION_REPORT = "reports/validation.json"
 
 
 class ProgressSink(Protocol):
-    """Told when each stage starts and ends (the CLI draws a rich progress display)."""
+    """Told when each stage starts and ends, by `Stage.name` (the CLI draws a progress display)."""
 
     def stage_started(self, stage: str) -> None: ...
 
@@ -71,6 +73,9 @@ class BuildOptions:
 
 @dataclass(frozen=True)
 class BuildResult:
+    """What a build produced. `stage_seconds` and `cached` are keyed by stage name, in the
+    order the stages ran (the order of `STAGES`; a stage that was not needed is absent)."""
+
     bundle_dir: Path
     report: ValidationReport
     stage_seconds: dict[str, float]
@@ -160,13 +165,16 @@ def _outputs_from_json(data: bytes) -> tuple[TensorSpec, ...]:
 
 
 class _Timer:
+    """Times each stage, tells the progress sink and logs `stage_started`/`stage_finished`."""
+
     def __init__(self, progress: ProgressSink | None) -> None:
         self.seconds: dict[str, float] = {}
         self.cached: dict[str, bool] = {}
         self.progress = progress
 
     @contextmanager
-    def stage(self, name: str) -> Iterator[dict[str, bool]]:
+    def stage(self, stage: Stage) -> Iterator[dict[str, bool]]:
+        name = stage.name
         flag = {"cached": False}
         if self.progress is not None:
             self.progress.stage_started(name)
@@ -174,7 +182,7 @@ class _Timer:
         started = time.perf_counter()
         yield flag
         elapsed = time.perf_counter() - started
-        self.seconds[name] = self.seconds.get(name, 0.0) + elapsed
+        self.seconds[name] = elapsed
         self.cached[name] = flag["cached"]
         log.info("stage_finished", stage=name, seconds=round(elapsed, 3), cached=flag["cached"])
         if self.progress is not None:
@@ -197,8 +205,8 @@ def _target_fingerprint(manifest: ResolvedManifest, requested: str | None) -> di
     target_id = requested or (manifest.targets[0] if manifest.targets else "cpu-x86_64")
     if requested is not None and manifest.targets and requested not in manifest.targets:
         raise BadInputError(
-            f"--target {requested}: {manifest.source_path} builds for "
-            f"{', '.join(manifest.targets)} only",
+            f"--target {requested}: {manifest.where('build', 'targets')}: the manifest builds "
+            f"for {', '.join(manifest.targets)} only",
             hint="add the target to build.targets in the manifest, or pick one of those",
         )
     try:
@@ -210,10 +218,10 @@ def _target_fingerprint(manifest: ResolvedManifest, requested: str | None) -> di
 class _Build:
     """One build's state: the manifest, the cache and the lazily loaded model."""
 
-    def __init__(self, manifest: ResolvedManifest, options: BuildOptions) -> None:
+    def __init__(self, manifest: ResolvedManifest, options: BuildOptions, timer: _Timer) -> None:
         self.manifest = manifest
         self.options = options
-        self.timer = _Timer(options.progress)
+        self.timer = timer
         self.cache = StageCache(
             (options.cache_dir or default_cache_dir()).expanduser(),
             enabled=options.use_cache,
@@ -238,8 +246,8 @@ class _Build:
 
         from trt_edge.pipeline.export import check_exported_domain, export_program
 
-        with self.timer.stage("export") as flag:
-            hit = self.cache.get("export", key)
+        with self.timer.stage(EXPORT) as flag:
+            hit = self.cache.get(EXPORT.name, key)
             if hit is not None:
                 flag["cached"] = True
                 return torch.export.load(io.BytesIO(hit["program.pt2"]))
@@ -251,15 +259,15 @@ class _Build:
                 program = export_program(self.manifest, plan, loaded.module)
             buffer = io.BytesIO()
             torch.export.save(program, buffer)
-            self.cache.put("export", key, {"program.pt2": buffer.getvalue()})
+            self.cache.put(EXPORT.name, key, {"program.pt2": buffer.getvalue()})
             return program
 
     def lowered(
         self, plan: ExportPlan, choice: BackendChoice, export_key: str, key: str
     ) -> tuple[Lowered, tuple[TensorSpec, ...]]:
-        hit = self.cache.get("lower", key)
+        hit = self.cache.get(LOWER.name, key)
         if hit is not None:
-            with self.timer.stage("lower") as flag:
+            with self.timer.stage(LOWER) as flag:
                 flag["cached"] = True
                 ptd = {n[len("ptd/") :]: d for n, d in hit.items() if n.startswith("ptd/")}
                 lowered = Lowered(choice.backend.name, hit[MODEL_PTE], ptd)
@@ -267,7 +275,7 @@ class _Build:
         from trt_edge.pipeline.export import output_specs
 
         program = self.program(plan, export_key)
-        with self.timer.stage("lower"):
+        with self.timer.stage(LOWER):
             try:
                 lowered = choice.backend.lower(program, self.manifest, plan)
             except LoweringError as exc:
@@ -277,7 +285,7 @@ class _Build:
             outputs = output_specs(self.manifest, program)
             files = {MODEL_PTE: lowered.pte, "outputs.json": _outputs_to_json(outputs)}
             files.update({f"ptd/{n}": d for n, d in lowered.ptd.items()})
-            self.cache.put("lower", key, files)
+            self.cache.put(LOWER.name, key, files)
         return lowered, outputs
 
 
@@ -292,8 +300,8 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
     from trt_edge.pipeline.bundle import check_out_dir
 
     check_out_dir(options.out_dir)  # before the slow stages, not after them
-    progress_timer = _Timer(options.progress)
-    with progress_timer.stage("load"):
+    timer = _Timer(options.progress)
+    with timer.stage(LOAD):
         manifest = load(manifest_path)
         from trt_edge.pipeline.load_model import source_digest
 
@@ -317,16 +325,14 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
             hint="this bundle runs on the target's CPU only; build with --backend tensorrt "
             "in the target's builder image for GPU execution",
         )
-    job = _Build(manifest, options)
-    job.timer.seconds.update(progress_timer.seconds)
-    job.timer.cached.update(progress_timer.cached)
-    with job.timer.stage("plan"):
+    job = _Build(manifest, options, timer)
+    with timer.stage(PLAN):
         plan = make_plan(manifest)
     extra_packages = ("torch-tensorrt",) if choice.backend.name == "tensorrt" else ()
     packages = package_versions(extra_packages)
     build_code = _build_code_digest(*EXPORT_CODE)
     export_key = cache_key(
-        stage="export",
+        stage=EXPORT.name,
         model=manifest.entrypoint or str(manifest.exported),
         source=digest.sha256,
         io=_io_doc(manifest),
@@ -334,7 +340,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
         code=build_code,
     )
     lower_key = cache_key(
-        stage="lower",
+        stage=LOWER.name,
         export=export_key,
         backend=choice.backend.name,
         precision=manifest.precision,
@@ -343,7 +349,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
 
     staged = StagedBundle(options.out_dir, bundle_dir_name(manifest))
     try:
-        with job.timer.stage("bundle"):
+        with timer.stage(BUNDLE):
             from trt_edge.pipeline.delegates import read_delegates, signature_check_summary
 
             write_file(staged.path / MODEL_PTE, lowered.pte)
@@ -381,14 +387,13 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
         report = _validate(job, plan, staged.path, choice, lowered, delegates)
         if not report.ok:
             failed = failed_report(options.out_dir, manifest)
-            write_file(failed.with_suffix(".tmp"), canonical_json(report.doc))
-            os.replace(failed.with_suffix(".tmp"), failed)
+            write_atomic(failed, canonical_json(report.doc))
             raise ValidationFailedError(
                 f"{manifest.source_path}: validation failed; the previous bundle (if any) is "
                 f"unchanged. Report: {failed}\n  " + "\n  ".join(report.failures),
                 report_path=str(failed),
             )
-        with job.timer.stage("bundle"):
+        with timer.stage(COMMIT):
             write_file(staged.path / VALIDATION_REPORT, canonical_json(report.doc))
             write_bundle_json(staged.path, document())
             bundle_dir = staged.commit()
@@ -401,8 +406,8 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
     return BuildResult(
         bundle_dir=bundle_dir,
         report=report,
-        stage_seconds=dict(job.timer.seconds),
-        cached=dict(job.timer.cached),
+        stage_seconds=dict(timer.seconds),
+        cached=dict(timer.cached),
         backend=choice.backend.name,
         backend_reason=choice.reason,
     )
@@ -420,7 +425,7 @@ def _validate(
 
     manifest = job.manifest
     key = cache_key(
-        stage="validate",
+        stage=VALIDATE.name,
         pte=hashlib.sha256(lowered.pte).hexdigest(),
         io=_io_doc(manifest),
         tolerance=[manifest.atol, manifest.rtol],
@@ -428,8 +433,8 @@ def _validate(
         runner=_runner_code_digest(),
         code=_build_code_digest(*VALIDATE_CODE),
     )
-    with job.timer.stage("validate") as flag:
-        hit = job.cache.get("validate", key)
+    with job.timer.stage(VALIDATE) as flag:
+        hit = job.cache.get(VALIDATE.name, key)
         if hit is not None:
             flag["cached"] = True
             return ValidationReport(json.loads(hit["validation.json"]))
@@ -437,5 +442,5 @@ def _validate(
             staged, manifest, plan, job.model().module, choice.backend.name, delegates
         )
         if report.ok:
-            job.cache.put("validate", key, {"validation.json": canonical_json(report.doc)})
+            job.cache.put(VALIDATE.name, key, {"validation.json": canonical_json(report.doc)})
         return report

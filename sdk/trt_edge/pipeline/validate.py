@@ -1,4 +1,4 @@
-"""Stage 5: run the staged bundle with the real ExecuTorch runtime and compare with eager.
+"""The `validate` stage: run the staged bundle with the real ExecuTorch runtime vs eager.
 
 Validation goes through `trt_edge_runner.Runner` on the *staged* bundle
 directory — the very files and the very code path a device uses — so a bundle
@@ -13,6 +13,7 @@ paths): it is hashed into bundle.json.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -206,16 +207,7 @@ def validate_bundle(
         "largest_output": {"per_profile": per_profile, "largest_profile": biggest},
         "outside": outside,
         "phases": phases,
-        "delegates": [
-            {
-                "backend_id": d.backend_id,
-                "method": d.method,
-                "index": d.index,
-                "blob_size": d.blob_size,
-                "profile_signature": d.profile_signature,
-            }
-            for d in delegates
-        ],
+        "delegates": [dataclasses.asdict(d) for d in delegates],  # as in bundle.json
         "profile_signature_check": signature_check_summary(delegates),
         "ok": not failures,
         "failures": failures,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trt_edge_runner.agent.durable import write_atomic
+from trt_edge_runner.durable import write_atomic
 from trt_edge_runner.signature import PUBLIC_KEY_SUFFIX
 
 from trt_edge.signing.errors import SigningError

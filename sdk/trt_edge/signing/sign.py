@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trt_edge_runner.agent.durable import write_atomic
 from trt_edge_runner.bundle_format import BUNDLE_SIG, BundleManifest
+from trt_edge_runner.durable import write_atomic
 from trt_edge_runner.signature import (
     SIGNATURE_ALGORITHM,
     DetachedSignature,

@@ -1,4 +1,4 @@
-"""Stage 4: lowering backends behind one small interface.
+"""The `lower` stage: lowering backends behind one small interface.
 
 A backend turns a torch.export program into `.pte` bytes. `xnnpack` and
 `portable` are ExecuTorch's CPU paths (the embedded default where no GPU is
@@ -39,14 +39,10 @@ BACKEND_NAMES = ("xnnpack", "portable", "tensorrt")
 
 
 def get_backend(name: str) -> Backend:
-    if name == "xnnpack":
-        from trt_edge.pipeline.lower.xnnpack import XnnpackBackend
+    if name in ("xnnpack", "portable"):
+        from trt_edge.pipeline.lower import executorch_cpu
 
-        return XnnpackBackend()
-    if name == "portable":
-        from trt_edge.pipeline.lower.portable import PortableBackend
-
-        return PortableBackend()
+        return executorch_cpu.xnnpack() if name == "xnnpack" else executorch_cpu.portable()
     if name == "tensorrt":
         from trt_edge.pipeline.lower.tensorrt import TensorRTBackend
 
@@ -88,11 +84,8 @@ def choose_backend(requested: str) -> BackendChoice:
 def require_fp32(manifest: ResolvedManifest, backend: str) -> None:
     """The CPU backends build the model as exported (fp32); other precisions need TensorRT."""
     if manifest.precision != "fp32":
-        from trt_edge.pipeline.locate import manifest_location
-
-        where = manifest_location(manifest.source_path, ("build", "precision"))
         raise BadInputError(
-            f"{where}: build.precision: {manifest.precision} is only supported by the "
-            f"tensorrt backend; {backend} builds fp32",
+            f"{manifest.where('build', 'precision')}: build.precision: {manifest.precision} "
+            f"is only supported by the tensorrt backend; {backend} builds fp32",
             hint="set build.precision: fp32, or build with --backend tensorrt on a GPU target",
         )

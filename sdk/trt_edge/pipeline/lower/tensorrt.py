@@ -86,8 +86,8 @@ class TensorRTBackend:
         precisions = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
         if manifest.precision not in precisions:
             raise BadInputError(
-                f"{manifest.source_path}: build.precision: {manifest.precision} needs a "
-                "calibration step trt-edge does not run yet; use fp16 or fp32"
+                f"{manifest.where('build', 'precision')}: build.precision: {manifest.precision} "
+                "needs a calibration step trt-edge does not run yet; use fp16 or fp32"
             )
         trt_inputs = [
             torch_tensorrt.Input(**{**kw, "dtype": getattr(torch, kw["dtype"])})
