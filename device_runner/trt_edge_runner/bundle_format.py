@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from trt_edge_runner.errors import TrtEdgeError
+
 SCHEMA_VERSION = 1
 BUNDLE_JSON = "bundle.json"
 BUNDLE_SIG = "bundle.sig"
@@ -35,7 +37,7 @@ UNLISTED_FILES = frozenset({BUNDLE_JSON, BUNDLE_SIG})
 PhaseTarget = int | Literal["auto"]
 
 
-class BundleFormatError(ValueError):
+class BundleFormatError(TrtEdgeError, ValueError):
     """`bundle.json` is not a document this runner understands; the message says where."""
 
 

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
 from trt_edge_runner.policy import (
     Outcome,
     ProfileBounds,
@@ -34,8 +35,10 @@ from trt_edge_runner.policy import (
 )
 
 
-class VectorFormatError(ValueError):
+class VectorFormatError(TrtEdgeError, ValueError):
     """A vectors file or case that does not follow the format; the message says where."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 @dataclass(frozen=True)
@@ -166,8 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         cases = load_cases(args.file)
     except VectorFormatError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
     failures = run_cases(cases)
     for line in failures:
         print(line)

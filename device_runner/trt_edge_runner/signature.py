@@ -39,6 +39,7 @@ from trt_edge_runner.bundle_format import (
     canonical_json,
     file_sha256,
 )
+from trt_edge_runner.errors import TrtEdgeError
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -47,7 +48,7 @@ SIGNATURE_ALGORITHM = "ed25519"
 PUBLIC_KEY_SUFFIX = ".pub"
 
 
-class SignatureError(Exception):
+class SignatureError(TrtEdgeError):
     """The bundle is refused; the message says which file and why."""
 
 

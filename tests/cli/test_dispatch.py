@@ -1,5 +1,6 @@
 """The `trt-edge` dispatcher: every module in trt_edge/cli is a command, and a named
-command imports only its own module (start-up of `trt-edge validate` stays lean)."""
+command imports only its own module (start-up of `trt-edge validate` stays lean).
+Helper modules (`trt_edge.cli._manifest`) are not commands and may be imported."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def _cli_modules_after(argv: list[str]) -> tuple[int, list[str]]:
         "import json, sys\n"
         "from trt_edge.cli.main import main\n"
         f"code = main({argv!r})\n"
-        "mods = sorted(m for m in sys.modules if m.startswith('trt_edge.cli.'))\n"
+        "mods = sorted(m for m in sys.modules if m.startswith('trt_edge.cli.')\n"
+        "              and not m.rpartition('.')[2].startswith('_'))\n"
         "print(json.dumps([code, mods]))\n"
     )
     out = subprocess.run(

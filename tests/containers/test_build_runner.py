@@ -24,15 +24,18 @@ import pytest
 from trt_edge.containers import catalog
 from trt_edge.containers.build_runner import (
     CONTAINER_LABEL,
-    ContainerBuildFailure,
     ContainerLimits,
     build_in_container,
     choose_mode,
 )
-from trt_edge.containers.errors import ContainerResourceError
+from trt_edge.containers.errors import (
+    ContainerBuildError,
+    ContainerResourceError,
+    ContainerTimeoutError,
+    ImageMissingError,
+)
 from trt_edge.containers.images import build_image
 from trt_edge.containers.lockfile import parse_lock
-from trt_edge.pipeline.errors import BuildError
 from trt_edge.pipeline.run import BuildOptions, build
 
 if TYPE_CHECKING:
@@ -170,7 +173,7 @@ def test_failing_build_shows_the_container_error_and_leaves_nothing(
     text = (broken / "manifest.yaml").read_text()
     (broken / "manifest.yaml").write_text(text.replace("model.py:build_model", "model.py:nope"))
     out = tmp_path / "out"
-    with pytest.raises(BuildError) as info:
+    with pytest.raises(ContainerBuildError) as info:
         build_in_container(
             broken / "manifest.yaml",
             BuildOptions(out_dir=out, cache_dir=tmp_path / "cache"),
@@ -190,7 +193,7 @@ def test_build_over_its_memory_limit_is_reported_and_leaves_nothing(
     manifest: Path, cpu_image: str, docker_client: DockerClient, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    with pytest.raises(ContainerBuildFailure) as info:
+    with pytest.raises(ContainerResourceError) as info:
         build_in_container(
             manifest,
             BuildOptions(out_dir=out, cache_dir=tmp_path / "cache"),
@@ -200,7 +203,6 @@ def test_build_over_its_memory_limit_is_reported_and_leaves_nothing(
             client=docker_client,
             echo=quiet,
         )
-    assert isinstance(info.value.cause, ContainerResourceError)
     assert "exceeded its memory limit (96m)" in str(info.value)
     assert "TRT_EDGE_CONTAINER_MEMORY" in str(info.value)
     assert_nothing_left(docker_client, out)
@@ -242,7 +244,7 @@ def test_killed_build_leaves_nothing(
     worker.join(120)
     assert not worker.is_alive()
     error = outcome.get("error")
-    assert isinstance(error, ContainerBuildFailure)
+    assert isinstance(error, ContainerResourceError)
     assert "killed by signal 9" in str(error)
     assert_nothing_left(docker_client, out)
 
@@ -285,7 +287,7 @@ def test_sigterm_to_the_cli_removes_the_container_and_leaves_no_bundle(
 def test_missing_image_names_the_fixing_command(
     manifest: Path, docker_client: DockerClient, tmp_path: Path
 ) -> None:
-    with pytest.raises(BuildError) as info:
+    with pytest.raises(ImageMissingError) as info:
         build_in_container(
             manifest,
             BuildOptions(out_dir=tmp_path / "out"),
@@ -305,7 +307,7 @@ def test_tensorrt_target_without_gpu_is_refused_clearly(
 
     if host_gpus():
         pytest.skip("this host has NVIDIA GPUs")
-    with pytest.raises(BuildError) as info:
+    with pytest.raises(ContainerBuildError) as info:
         build_in_container(
             manifest,
             BuildOptions(out_dir=tmp_path / "out"),
@@ -341,7 +343,7 @@ def test_build_over_its_timeout_is_killed_and_leaves_nothing(
     manifest: Path, cpu_image: str, docker_client: DockerClient, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    with pytest.raises(ContainerBuildFailure) as info:
+    with pytest.raises(ContainerTimeoutError) as info:
         build_in_container(
             manifest,
             BuildOptions(out_dir=out, cache_dir=tmp_path / "cache"),

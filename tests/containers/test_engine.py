@@ -37,7 +37,7 @@ def test_cli_without_daemon_prints_one_line_not_a_traceback() -> None:
         check=False,
     )
     assert done.returncode == 1
-    assert done.stderr.startswith("trt-edge images: no Docker engine answers")
+    assert done.stderr.startswith("trt-edge images list: error: no Docker engine answers")
     assert "Traceback" not in done.stderr
 
 

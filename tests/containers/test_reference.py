@@ -77,8 +77,9 @@ def _images_build(*extra: str) -> subprocess.CompletedProcess[str]:
 def test_cli_bad_base_is_bad_input_before_the_engine_is_asked() -> None:
     done = _images_build("--base", "bad image name!!")
     assert done.returncode == 2, done.stderr
-    assert "trt-edge images: --base 'bad image name!!' is not a valid image reference" in (
-        done.stderr
+    assert (
+        "trt-edge images build: error: --base 'bad image name!!' is not a valid image reference"
+        in (done.stderr)
     )
     assert "Traceback" not in done.stderr
 
@@ -86,7 +87,10 @@ def test_cli_bad_base_is_bad_input_before_the_engine_is_asked() -> None:
 def test_cli_bad_tag_is_bad_input_before_building() -> None:
     done = _images_build("--tag", "BAD TAG!!")
     assert done.returncode == 2, done.stderr
-    assert "trt-edge images: --tag 'BAD TAG!!' is not a valid image reference" in done.stderr
+    assert (
+        "trt-edge images build: error: --tag 'BAD TAG!!' is not a valid image reference"
+        in done.stderr
+    )
     assert "Traceback" not in done.stderr
 
 

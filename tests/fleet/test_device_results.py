@@ -56,7 +56,7 @@ def test_health_failure_whose_rollback_fails_is_failed() -> None:
         "health_stdout": "",
         "health_stderr": "trt-edge-device health: FAILED: boom\n",
         "rollback_rc": "1",
-        "rollback_stderr": "trt-edge-device rollback: nothing to roll back to\n",
+        "rollback_stderr": "trt-edge-device rollback: error: nothing to roll back to\n",
     }
     result = device_result("d", 2, raw, LOG)
     assert result.result == "failed"
@@ -67,10 +67,15 @@ def test_refused_install_keeps_the_previous_model() -> None:
     raw = {
         "failed": True,
         "stage": "install",
-        "install_stderr": "warning\ntrt-edge-device install: refused: signed by key abc…\n",
+        "install_stderr": (
+            "warning\ntrt-edge-device install: error: signed by key abc…\n"
+            "  hint: add its .pub to the keys directory\n"  # the error line is the reason
+        ),
         "before": status("1.0.0"),
         "after": status("1.0.0"),
     }
     result = device_result("d", 1, raw, LOG)
     assert result.result == "failed"
-    assert result.reason.startswith("install refused, previous model kept: trt-edge-device")
+    assert result.reason == (
+        "install refused, previous model kept: trt-edge-device install: error: signed by key abc…"
+    )

@@ -336,8 +336,10 @@ def test_extract_engines_into_an_existing_file_names_the_option(
     in_the_way.write_text("not a directory")
     assert main(["inspect", str(tensorrt_pte), "--extract-engines", str(in_the_way)]) == 2
     err = capsys.readouterr().err
-    assert f"--extract-engines must be a directory: {in_the_way} exists and is a file" in err
+    assert f"--extract-engines {in_the_way}: exists and is a file; name a directory" in err
     assert str(tensorrt_pte) not in err and "Traceback" not in err
     nested = in_the_way / "sub"
     assert main(["inspect", str(tensorrt_pte), "--extract-engines", str(nested)]) == 2
-    assert f"{nested} cannot be created because {in_the_way} is a file" in capsys.readouterr().err
+    assert f"--extract-engines {nested}: cannot be created: {in_the_way} is a file" in (
+        capsys.readouterr().err
+    )

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from trt_edge.manifest import (
     ManifestCompatibilityError,
+    ManifestError,
     ManifestIOError,
     ManifestParseError,
     ManifestSchemaError,
@@ -108,14 +109,15 @@ def test_module_entrypoint_is_accepted_without_importing(
     ],
 )
 def test_load_or_raise_raises_the_type_of_the_first_failing_step(
-    edit: tuple[str, str], error_type: type[Exception], base_text: str, write_manifest: Writer
+    edit: tuple[str, str], error_type: type[ManifestError], base_text: str, write_manifest: Writer
 ) -> None:
     path = write_manifest(base_text.replace(*edit))
     with pytest.raises(error_type) as info:
         load_manifest_or_raise(path)
-    rendered = str(info.value)
-    assert rendered.startswith(f"{path}:")
-    assert "trt-edge validate" in rendered.splitlines()[-1]
+    error = info.value
+    assert str(error).startswith(f"{path}:")  # one line: where, and how many errors
+    assert error.hint is not None and "trt-edge validate" in error.hint
+    assert error.errors and all(d.file == str(path) for d in error.errors)  # still structured
 
 
 def test_all_problems_are_reported_in_one_pass(base_text: str, write_manifest: Writer) -> None:

@@ -112,13 +112,15 @@ def test_directory_as_manifest_suggests_its_manifest_yaml(
     path = write_project()
     done = _run(path.parent, "--out", tmp_path / "out")
     assert done.returncode == 2
-    assert f"{path.parent}: is a directory; did you mean {path}?" in done.stderr
+    assert f"trt-edge build: error: {path.parent}: is a directory\n" in done.stderr
+    assert f"  hint: did you mean {path}?" in done.stderr
     assert "no such manifest file" not in done.stderr and "Traceback" not in done.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
     done = _run(empty, "--out", tmp_path / "out")
     assert done.returncode == 2
-    assert f"{empty}: is a directory; pass {empty / 'manifest.yaml'}" in done.stderr
+    assert f"trt-edge build: error: {empty}: is a directory\n" in done.stderr
+    assert f"  hint: pass {empty / 'manifest.yaml'} (the manifest file itself)" in done.stderr
 
 
 def test_out_that_is_a_file_fails_before_any_export(

@@ -66,7 +66,7 @@ def test_run_inputs_and_saved_outputs_match_the_python_runner(
         (["--phase", "decode", "--dims", "seq=5"], "dim 1 = 5 is outside profile 0"),
         (["--phase", "warmup"], "unknown phase 'warmup'"),
         (["--profile", "3"], "pins profile 3"),
-        (["--profile", "-1"], "must be >= 0"),
+        (["--profile", "-1"], "a profile index must be at least 0"),
         (["--auto", "--dims", "len=3"], "no symbol 'len'"),
         (["--auto", "--dims", "seq"], "expected SYM=INT"),
     ],
@@ -76,7 +76,9 @@ def test_bad_requests_exit_2_with_a_message(
 ) -> None:
     assert host_main(["run", str(llm_like_bundle), *argv]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("trt-edge: error: ") and message in err
+    # One error line (a bad --profile is argparse's usage error, after its usage lines).
+    errors = [line for line in err.splitlines() if line.startswith("trt-edge run: error: ")]
+    assert len(errors) == 1 and message in errors[0], err
     assert "Traceback" not in err
 
 
@@ -128,5 +130,5 @@ def test_a_broken_inputs_file_exits_2_naming_it(
     empty.write_bytes(b"")
     assert host_main(["run", str(llm_like_bundle), "--auto", "--inputs", str(empty)]) == 2
     err = capsys.readouterr().err
-    assert f"trt-edge: error: {empty}: the inputs file is empty" in err
+    assert f"trt-edge run: error: {empty}: the inputs file is empty" in err
     assert "Traceback" not in err

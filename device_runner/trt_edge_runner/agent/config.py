@@ -70,17 +70,6 @@ def add_location_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run_count(text: str) -> int:
-    """argparse type for `--smoke-runs`/`--runs`: a whole number of at least 1 (else exit 2)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is too small: at least 1 timed run is needed")
-    return value
-
-
 def read_json_object(path: Path, what: str) -> dict[str, Any]:
     """A JSON object from `path`, or AgentConfigError naming the file and the problem."""
     try:

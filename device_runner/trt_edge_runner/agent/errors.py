@@ -1,12 +1,16 @@
-"""Typed errors of the device agent; `exit_code` follows the CLI convention (1 refused, 2 usage)."""
+"""Typed errors of the device agent, under the one root (`trt_edge_runner.errors`).
+
+A refused or unfinished operation is exit 1 (the job ran and said no); a device
+setting that cannot be used is exit 2 (bad input: fix the file or the flag).
+"""
 
 from __future__ import annotations
 
+from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
 
-class AgentError(Exception):
+
+class AgentError(TrtEdgeError):
     """The agent refused or could not finish an operation; the message says what and why."""
-
-    exit_code = 1
 
 
 class InstallRefused(AgentError):
@@ -20,4 +24,4 @@ class NothingInstalled(AgentError):
 class AgentConfigError(AgentError):
     """A device setting (facts file, device config, keys directory) is unreadable or malformed."""
 
-    exit_code = 2
+    exit_code = EXIT_BAD_INPUT

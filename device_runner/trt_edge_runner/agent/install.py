@@ -67,7 +67,8 @@ def pause_point(step: str) -> None:
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
+    # timezone.utc, not dt.UTC: the device side runs on Python 3.10.
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()  # noqa: UP017
 
 
 def install_bundle(

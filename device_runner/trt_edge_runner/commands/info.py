@@ -11,20 +11,19 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
+from trt_edge_runner.cli_args import add_json_argument, require_dir
+from trt_edge_runner.cli_shell import Command
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "info",
-        help="show runtime versions, registered backends and the runner mode",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "bundle", nargs="?", type=Path, help="also load this bundle and show its mode"
     )
-    parser.add_argument("bundle", nargs="?", help="also load this bundle and show its mode")
-    parser.add_argument("--json", action="store_true", help="print JSON on stdout")
-    parser.set_defaults(run=run)
+    add_json_argument(parser)
 
 
 def _version(package: str) -> str | None:
@@ -65,19 +64,16 @@ def runtime_facts() -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge_runner.commands.run import configure_logging, exit_code
-    from trt_edge_runner.errors import RunnerError
+    from trt_edge_runner.commands.run import configure_logging
 
-    configure_logging("trt-edge-device")
+    configure_logging(args.command_prog)
+    if args.bundle is not None:
+        require_dir(args.bundle, "bundle directory")
     report: dict[str, Any] = {"device": runtime_facts()}
-    if args.bundle:
+    if args.bundle is not None:
         from trt_edge_runner.runner import Runner
 
-        try:
-            report["bundle"] = Runner.open(args.bundle).describe()
-        except RunnerError as exc:
-            print(f"trt-edge-device: error: {exc}", file=sys.stderr)
-            return exit_code(exc)
+        report["bundle"] = Runner.open(args.bundle).describe()
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -101,3 +97,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"  profiles: {', '.join(f'{i} {n}' for i, n in enumerate(b['profiles']))}")
         print(f"  phases: {phases}")
     return 0
+
+
+COMMAND = Command(
+    "show runtime versions, registered backends and the runner mode",
+    add_arguments=add_arguments,
+    run=run,
+)

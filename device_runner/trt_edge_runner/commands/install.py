@@ -1,38 +1,32 @@
-"""`trt-edge-device install BUNDLE.tar`: verified, A/B, crash-safe install of a signed bundle."""
+"""`trt-edge-device install BUNDLE.tar`: verified, A/B, crash-safe install of a signed bundle.
+
+Verify BUNDLE.tar's signature against the trusted keys, check its target against
+this device, extract it safely into the inactive A/B slot, smoke-run every phase,
+then switch atomically. The previous slot is kept for `rollback`.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
-from typing import Any
 
-from trt_edge_runner.agent.config import add_location_arguments, run_count
+from trt_edge_runner.agent.config import add_location_arguments
+from trt_edge_runner.cli_args import add_json_argument, at_least, require_file
+from trt_edge_runner.cli_shell import Command
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "install",
-        help="install a signed bundle .tar into the inactive slot and switch to it",
-        description=(
-            "Verify BUNDLE.tar's signature against the trusted keys, check its target against "
-            "this device, extract it safely into the inactive A/B slot, smoke-run every phase, "
-            "then switch atomically. The previous slot is kept for `rollback`."
-        ),
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bundle_tar", metavar="BUNDLE.tar", type=Path)
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_json_argument(parser)
     parser.add_argument(
-        "--smoke-runs", type=run_count, default=3, help="timed runs per phase (at least 1)"
+        "--smoke-runs", type=at_least(1), default=3, help="timed runs per phase (at least 1)"
     )
     add_location_arguments(parser)
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from trt_edge_runner.agent.config import load_health_settings
-    from trt_edge_runner.agent.errors import AgentError
     from trt_edge_runner.agent.facts import load_facts
     from trt_edge_runner.agent.install import install_bundle
     from trt_edge_runner.agent.store import DeviceStore
@@ -41,22 +35,17 @@ def run(args: argparse.Namespace) -> int:
         if not args.json:
             print(message)
 
-    try:
-        load_health_settings(args.config)  # a broken device.json is reported now, not at health
-        facts = load_facts(args.facts)
-        result = install_bundle(
-            DeviceStore(args.root),
-            args.bundle_tar,
-            args.keys,
-            facts,
-            smoke_runs=args.smoke_runs,
-            progress=say,
-        )
-    except AgentError as exc:
-        if args.json:
-            print(json.dumps({"ok": False, "error": str(exc)}))
-        print(f"trt-edge-device install: refused: {exc}", file=sys.stderr)
-        return exc.exit_code
+    require_file(args.bundle_tar, "bundle archive (.tar)")
+    load_health_settings(args.config)  # a broken device.json is reported now, not at health
+    facts = load_facts(args.facts)
+    result = install_bundle(
+        DeviceStore(args.root),
+        args.bundle_tar,
+        args.keys,
+        facts,
+        smoke_runs=args.smoke_runs,
+        progress=say,
+    )
     previous = result.previous
     if args.json:
         doc = {
@@ -75,3 +64,10 @@ def run(args: argparse.Namespace) -> int:
         was = f" (was {previous.name} {previous.version})" if previous else ""
         print(f"installed {result.name} {result.version} into slot {result.slot}, active{was}")
     return 0
+
+
+COMMAND = Command(
+    "install a signed bundle .tar into the inactive slot and switch to it",
+    add_arguments=add_arguments,
+    run=run,
+)

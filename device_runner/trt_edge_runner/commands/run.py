@@ -6,40 +6,42 @@ for auto), or read from `--inputs FILE.npz` keyed by input name. Prints each
 output's name, shape and dtype, the profile used and the latency; `--json` for
 machines, `--save-outputs FILE.npz` to compare runs.
 
-The host's `trt-edge run` is this same command (it imports `add_arguments` and
-`execute`), so a laptop and a device print the same thing for the same bundle.
-Exit codes: 0 ran, 1 the bundle could not be loaded or executed (integrity,
-runtime), 2 bad request or inputs (unknown phase, pin, shape, values, flags).
+The host's `trt-edge run` is this same `COMMAND`, so a laptop and a device
+accept, refuse and print the same thing for the same bundle. A bad request or
+input (unknown phase, pin, shape, values, a missing bundle directory) is exit
+2; a bundle or runtime that fails (integrity, loading, executing) is exit 1:
+each error's own code (`trt_edge_runner.errors`).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from trt_edge_runner.cli_args import (
+    add_bundle_argument,
+    add_json_argument,
+    add_verbose_argument,
+    at_least,
+    require_dir,
+    require_path,
+)
+from trt_edge_runner.cli_shell import Command
+
+PROFILE_INDEX = at_least(0, "a profile index", "; use --auto for shape-based selection")
+
 # json/logging are imported where used: the host's `trt-edge --help` imports this module.
 if TYPE_CHECKING:
-    import argparse
-
     from trt_edge_runner.bundle_format import BundleManifest
     from trt_edge_runner.runner import Runner, Target
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "run",
-        help="execute a bundle once under a phase, a pinned profile or auto",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
-    )
-    add_arguments(parser)
-    parser.set_defaults(run=run)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("bundle", help="bundle directory (holds bundle.json and model.pte)")
+    add_bundle_argument(parser, help="bundle directory (holds bundle.json and model.pte)")
     request = parser.add_mutually_exclusive_group(required=True)
     request.add_argument("--phase", help="a phase of the bundle's runtime policy, e.g. decode")
-    request.add_argument("--profile", type=int, help="pin this profile index")
+    request.add_argument("--profile", type=PROFILE_INDEX, help="pin this profile index")
     request.add_argument("--auto", action="store_true", help="select from the input shapes")
     parser.add_argument(
         "--dims",
@@ -59,23 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-verify", action="store_true", help="skip the sha256/size check of bundle files"
     )
-    parser.add_argument("--json", action="store_true", help="print a JSON result on stdout")
+    add_json_argument(parser)
     add_verbose_argument(parser)
-
-
-def add_verbose_argument(parser: argparse.ArgumentParser) -> None:
-    """`-v`: show the ExecuTorch runtime's own log lines (hidden by default as noise)."""
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="show the ExecuTorch runtime's own log lines while loading "
-        "(also TRT_EDGE_RUNTIME_LOGS=1)",
-    )
-
-
-def run(args: argparse.Namespace) -> int:
-    return execute(args, prog="trt-edge-device")
 
 
 def parse_dims(items: list[str], manifest: BundleManifest) -> dict[str, int]:
@@ -139,40 +126,8 @@ def configure_logging(prog: str) -> None:
         logger.propagate = False
 
 
-def exit_code(exc: Exception) -> int:
-    """1 when the bundle or runtime failed, 2 when the request or inputs were wrong."""
-    from trt_edge_runner.errors import (
-        BundleFormatMismatchError,
-        BundleIntegrityError,
-        ExecutionError,
-        ProgramLoadError,
-        RuntimeUnavailableError,
-    )
-
-    failed = (
-        BundleIntegrityError,
-        BundleFormatMismatchError,
-        ProgramLoadError,
-        ExecutionError,
-        RuntimeUnavailableError,
-    )
-    return 1 if isinstance(exc, failed) else 2
-
-
-def execute(args: argparse.Namespace, *, prog: str) -> int:
-    """The whole command; shared by `trt-edge-device run` and `trt-edge run`."""
-    from trt_edge_runner.errors import RunnerError
-
-    configure_logging(prog)
-    try:
-        return _execute(args)
-    except (RunnerError, ValueError, TypeError) as exc:
-        # ValueError/TypeError: a negative or non-integer --profile refused by the guard.
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return exit_code(exc) if isinstance(exc, RunnerError) else 2
-
-
-def _execute(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
+    """The whole command; `trt-edge run` is this same command."""
     import json
 
     from trt_edge_runner.runner import Runner
@@ -184,12 +139,16 @@ def _execute(args: argparse.Namespace) -> int:
         save_npz,
     )
 
+    configure_logging(args.command_prog)
+    require_dir(args.bundle, "bundle directory")
+    if args.inputs:
+        require_path(args.inputs, "inputs file or directory", option="--inputs")
     if args.save_outputs:
         check_output_path(args.save_outputs)
     runner = Runner.open(
         args.bundle,
         verify_files=not args.no_verify,
-        runtime_logs=True if getattr(args, "verbose", False) else None,
+        runtime_logs=True if args.verbose else None,
     )
     target = target_of(args)
     if args.inputs:
@@ -236,3 +195,13 @@ def _execute(args: argparse.Namespace) -> int:
     if args.save_outputs:
         print(f"  outputs written to {args.save_outputs}")
     return 0
+
+
+COMMAND = Command(
+    "execute a bundle once under a phase, a pinned profile or auto",
+    description="Execute a bundle once with the ExecuTorch runtime, applying its profile "
+    "policy (emulated on CPU backends). Inputs are random from the I/O spec (respecting "
+    "`values`) unless --inputs is given.",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -1,48 +1,39 @@
-"""`trt-edge-device status [--json]`: what is active, what rollback would restore."""
+"""`trt-edge-device status [--json]`: what is active, what rollback would restore.
+
+Show which bundle is active, which one `rollback` would restore, and this
+device's facts. Also finishes the recovery of an interrupted install.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
-from dataclasses import asdict
-from typing import Any
 
 from trt_edge_runner.agent.config import add_location_arguments
+from trt_edge_runner.cli_args import add_json_argument
+from trt_edge_runner.cli_shell import Command
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "status",
-        help="show the active and previous slots (and recover after a crash)",
-        description=(
-            "Show which bundle is active, which one `rollback` would restore, and this "
-            "device's facts. Also finishes the recovery of an interrupted install."
-        ),
-    )
-    parser.add_argument("--json", action="store_true", help="print as JSON")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_json_argument(parser)
     add_location_arguments(parser)
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge_runner.agent.errors import AgentError
+    from dataclasses import asdict
+
     from trt_edge_runner.agent.facts import load_facts
     from trt_edge_runner.agent.store import AgentState, DeviceStore
 
     store = DeviceStore(args.root)
     recovered: list[str] = []
-    try:
-        if store.exists():
-            with store.locked():
-                recovered = store.recover()
-                state = store.load()
-        else:  # nothing was ever installed: report that, create nothing
-            state = AgentState()
-        facts = load_facts(args.facts)
-    except AgentError as exc:
-        print(f"trt-edge-device status: {exc}", file=sys.stderr)
-        return exc.exit_code
+    if store.exists():
+        with store.locked():
+            recovered = store.recover()
+            state = store.load()
+    else:  # nothing was ever installed: report that, create nothing
+        state = AgentState()
+    facts = load_facts(args.facts)
     active = state.info(state.active)
     previous = state.info(state.previous)
     if args.json:
@@ -71,3 +62,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"previous: slot {state.previous}: {previous.name} {previous.version}")
     print("facts:    " + ", ".join(f"{k}={v}" for k, v in facts.items()))
     return 0
+
+
+COMMAND = Command(
+    "show the active and previous slots (and recover after a crash)",
+    add_arguments=add_arguments,
+    run=run,
+)

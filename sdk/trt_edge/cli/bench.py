@@ -17,40 +17,40 @@ on TensorRT each profile is its own engine tuning.
 
 from __future__ import annotations
 
+import argparse
 import os
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-# Standard-library modules only some functions need are imported inside them:
-# `trt-edge --help` and `validate` import every CLI module (startup budget).
-if TYPE_CHECKING:
-    import argparse
+from trt_edge_runner.cli_args import (
+    add_bundle_argument,
+    add_json_argument,
+    add_verbose_argument,
+    at_least,
+    require_dir,
+)
+from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.errors import ResultWriteError, Where
 
+# Standard-library modules only some functions need are imported inside them:
+# `trt-edge --help` imports every CLI module (startup budget).
+if TYPE_CHECKING:
     from trt_edge_runner.bundle_format import BundleManifest
     from trt_edge_runner.runner import Runner, Target
 
 WARMUP = 3
 
 
-def register(subparsers: Any) -> None:
-    from trt_edge_runner.commands.run import add_verbose_argument
-
-    parser = subparsers.add_parser(
-        "bench",
-        help="per-phase p50/p90/p99 latency under the policy, auto and the widest profile",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
-    )
-    parser.add_argument("bundle", help="bundle directory")
-    parser.add_argument("--iterations", type=int, default=50, help="timed calls per case")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_bundle_argument(parser)
+    parser.add_argument("--iterations", type=at_least(1), default=50, help="timed calls per case")
     parser.add_argument(
-        "--decode-steps", type=int, default=8, help="decode calls per prefill in the loop"
+        "--decode-steps", type=at_least(1), default=8, help="decode calls per prefill in the loop"
     )
-    parser.add_argument("--json", action="store_true", help="print the JSON result on stdout")
+    add_json_argument(parser, help="print the JSON result on stdout")
     parser.add_argument("--plot", metavar="FILE.png", help="write a chart of the result")
     add_verbose_argument(parser)
-    parser.set_defaults(run=run)
 
 
 # ---- machine facts ----------------------------------------------------------------
@@ -306,37 +306,31 @@ def plot(result: dict[str, Any], path: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from trt_edge_runner.commands.run import configure_logging, exit_code
-    from trt_edge_runner.errors import RunnerError
+    from trt_edge_runner.commands.run import configure_logging
     from trt_edge_runner.runner import Runner
-
-    configure_logging("trt-edge")
-    if args.iterations < 1 or args.decode_steps < 1:
-        print("trt-edge: error: --iterations and --decode-steps must be >= 1", file=sys.stderr)
-        return 2
     from trt_edge_runner.tensors import check_output_path
 
-    try:
-        if args.plot:
-            # Checked before timing anything: a bad path found only at the end
-            # would throw the whole benchmark away.
-            check_output_path(args.plot, "--plot", example="bench.png")
-        runner = Runner.open(args.bundle, runtime_logs=True if args.verbose else None)
-        result = bench(runner, args.iterations, args.decode_steps)
-    except RunnerError as exc:
-        print(f"trt-edge: error: {exc}", file=sys.stderr)
-        return exit_code(exc)
+    configure_logging(args.command_prog)
+    require_dir(args.bundle, "bundle directory")
+    if args.plot:
+        # Checked before timing anything: a bad path found only at the end
+        # would throw the whole benchmark away.
+        check_output_path(args.plot, "--plot", example="bench.png")
+    runner = Runner.open(args.bundle, runtime_logs=True if args.verbose else None)
+    result = bench(runner, args.iterations, args.decode_steps)
     if args.plot:
         try:
             plot(result, Path(args.plot))
         except OSError as exc:
-            print(
-                f"trt-edge: error: --plot {args.plot}: cannot write the chart "
-                f"({exc.strerror or exc}); the results follow",
-                file=sys.stderr,
-            )
-            print(json.dumps(result, indent=2) if args.json else table(result))
-            return 1
+            # The figures cost minutes and must not be lost: the table is printed before
+            # the error, and under --json the error document carries them.
+            if not args.json:
+                print(table(result))
+            raise ResultWriteError(
+                f"cannot write the chart ({exc.strerror or exc}); the results are on stdout",
+                where=Where(args.plot, option="--plot"),
+                result=result,
+            ) from None
         result["plot"] = str(args.plot)
     if args.json:
         print(json.dumps(result, indent=2))
@@ -345,3 +339,10 @@ def run(args: argparse.Namespace) -> int:
         if args.plot:
             print(f"chart written to {args.plot}")
     return 0
+
+
+COMMAND = Command(
+    "per-phase p50/p90/p99 latency under the policy, auto and the widest profile",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -1,12 +1,18 @@
 """`trt-edge build MANIFEST`: a manifest through the build's stages to a validated bundle.
 
+Build a validated bundle from a manifest: torch.export over the profiles'
+export domain, lower with a backend (xnnpack/portable on CPU, tensorrt on GPU
+targets), run every profile with the real ExecuTorch runtime against eager
+PyTorch, and write the bundle atomically.
+
 Runs the pipeline in this environment (`--local`) or inside the target's
 builder image (`--container`, through `trt_edge.containers.build_runner`).
 Exit codes: 0 bundle written, 1 the build or its validation failed, 2 bad
-input (manifest, model source, an unavailable backend, bad flags). Errors are
-one message on stderr, never a traceback. torch and executorch are imported
-only inside `run`, so `trt-edge --help` stays instant. Known-harmless library
-noise (`trt_edge.library_noise`) is held back unless `-v` is given.
+input (a manifest with errors — which `trt-edge validate` reports as 1 —, the
+model source, an unavailable backend, bad flags). Errors are raised and
+rendered by the CLI shell, never a traceback. torch and executorch are
+imported only inside `run`, so `trt-edge --help` stays instant. Known-harmless
+library noise (`trt_edge.library_noise`) is held back unless `-v` is given.
 """
 
 from __future__ import annotations
@@ -19,21 +25,17 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.errors import UsageError, Where
+
+from trt_edge.cli._manifest import add_manifest_argument
+from trt_edge.pipeline.stages import flow
+
 BACKEND_CHOICES = ("auto", "xnnpack", "portable", "tensorrt")
 
 
-def register(subparsers: Any) -> None:
-    from trt_edge.pipeline.stages import flow
-
-    parser = subparsers.add_parser(
-        "build",
-        help=f"{flow()} (OUT/<name>-<version>/)",
-        description="Build a validated bundle from a manifest: torch.export over the profiles' "
-        "export domain, lower with a backend (xnnpack/portable on CPU, tensorrt on GPU "
-        "targets), run every profile with the real ExecuTorch runtime against eager "
-        "PyTorch, and write the bundle atomically.",
-    )
-    parser.add_argument("manifest", help="path to manifest.yaml")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_manifest_argument(parser)
     parser.add_argument(
         "--backend", choices=BACKEND_CHOICES, help="override the manifest's build.backend"
     )
@@ -60,7 +62,6 @@ def register(subparsers: Any) -> None:
         type=int,
         help="provenance date (default: $SOURCE_DATE_EPOCH, else the manifest's mtime)",
     )
-    parser.set_defaults(run=run)
 
 
 def configure_logging(fmt: str, level: int) -> None:
@@ -203,71 +204,60 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from trt_edge.library_noise import quiet_library_noise
-    from trt_edge.pipeline.errors import BuildError
+    from trt_edge.pipeline.bundle import check_out_dir
     from trt_edge.pipeline.run import BuildOptions, build
 
     err = Console(stderr=True)
     out = Console()
     interactive = sys.stderr.isatty() and args.log_format == "console"
     configure_logging(args.log_format, logging.WARNING if interactive else logging.INFO)
-    manifest = Path(args.manifest)
-    if manifest.is_dir():
-        inside = manifest / "manifest.yaml"
-        hint = (
-            f"; did you mean {inside}?"
-            if inside.is_file()
-            else f"; pass {manifest / 'manifest.yaml'} (the manifest file itself)"
-        )
-        print(f"trt-edge build: {manifest}: is a directory{hint}", file=sys.stderr)
-        return 2
-    if not manifest.is_file():
-        print(f"trt-edge build: {manifest}: no such manifest file", file=sys.stderr)
-        return 2
-    from trt_edge.pipeline.bundle import check_out_dir
-
-    try:
-        check_out_dir(Path(args.out))  # before choosing a mode or starting any slow work
-    except BuildError as exc:
-        print(f"trt-edge build: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+    manifest = require_manifest_file(Path(args.manifest))
+    check_out_dir(Path(args.out))  # before choosing a mode or starting any slow work
     mode, reason = _choose_mode(args)
     if mode == "unavailable":
-        print(f"trt-edge build: {reason}", file=sys.stderr)
-        return 2
+        raise UsageError(reason)
+    progress = RichProgress(err) if interactive and mode != "container" else None
+    options = BuildOptions(
+        out_dir=Path(args.out),
+        backend=args.backend,
+        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        use_cache=not args.no_cache,
+        source_date_epoch=args.source_date_epoch,
+        progress=progress,
+        target=args.target,
+    )
     started = time.perf_counter()
-    try:
-        if mode == "container":
-            from trt_edge.containers.build_runner import build_in_container
+    if mode == "container":
+        from trt_edge.containers.build_runner import build_in_container
 
-            options = BuildOptions(
-                out_dir=Path(args.out),
-                backend=args.backend,
-                cache_dir=Path(args.cache_dir) if args.cache_dir else None,
-                use_cache=not args.no_cache,
-                source_date_epoch=args.source_date_epoch,
-                target=args.target,
-            )
-            err.print(f"building in a container: {reason}")
-            result = build_in_container(manifest, options, args.target, args.image)
-        else:
-            progress = RichProgress(err) if interactive else None
-            options = BuildOptions(
-                out_dir=Path(args.out),
-                backend=args.backend,
-                cache_dir=Path(args.cache_dir) if args.cache_dir else None,
-                use_cache=not args.no_cache,
-                source_date_epoch=args.source_date_epoch,
-                progress=progress,
-                target=args.target,
-            )
-            quiet = nullcontext() if args.verbose else quiet_library_noise()
-            with quiet, progress if progress is not None else nullcontext():
-                result = build(manifest, options)
-    except BuildError as exc:
-        print(f"trt-edge build: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except OSError as exc:
-        print(f"trt-edge build: error: {exc}", file=sys.stderr)
-        return 1
+        err.print(f"building in a container: {reason}")
+        result = build_in_container(manifest, options, args.target, args.image)
+    else:
+        quiet = nullcontext() if args.verbose else quiet_library_noise()
+        with quiet, progress if progress is not None else nullcontext():
+            result = build(manifest, options)
     _summary(out, result, time.perf_counter() - started)
     return 0
+
+
+def require_manifest_file(manifest: Path) -> Path:
+    """`manifest` if it is a file; a directory or a missing path is bad input, with a hint."""
+    if manifest.is_dir():
+        inside = manifest / "manifest.yaml"
+        raise UsageError(
+            "is a directory",
+            where=Where(manifest),
+            hint=f"did you mean {inside}?"
+            if inside.is_file()
+            else f"pass {inside} (the manifest file itself)",
+        )
+    if not manifest.is_file():
+        raise UsageError("no such manifest file", where=Where(manifest))
+    return manifest
+
+
+COMMAND = Command(
+    f"{flow()} (OUT/<name>-<version>/)",
+    add_arguments=add_arguments,
+    run=run,
+)

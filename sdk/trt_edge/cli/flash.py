@@ -1,27 +1,25 @@
-"""`trt-edge flash --board BOARD --bsp DIR --bundle B [--dry-run]`: stage and flash a Jetson."""
+"""`trt-edge flash --board BOARD --bsp DIR --bundle B [--dry-run]`: stage and flash a Jetson.
+
+Stage the device runner, BUNDLE (installed into slot A after its signature and
+target are checked), the trusted keys and a systemd unit into BSP/rootfs, then
+run NVIDIA's flash command for BOARD (with --dry-run: print it). Flashing needs
+the Jetson in recovery mode on USB, root, and the BSP prepared with
+apply_binaries.sh.
+"""
 
 from __future__ import annotations
 
 import argparse
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.errors import Where
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "flash",
-        help="stage runner, bundle, keys and service into an L4T BSP rootfs and flash a Jetson",
-        description=(
-            "Stage the device runner, BUNDLE (installed into slot A after its signature and "
-            "target are checked), the trusted keys and a systemd unit into BSP/rootfs, then "
-            "run NVIDIA's flash command for BOARD (with --dry-run: print it). Flashing needs "
-            "the Jetson in recovery mode on USB, root, and the BSP prepared with "
-            "apply_binaries.sh."
-        ),
-    )
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--board",
         required=True,
@@ -38,24 +36,19 @@ def register(subparsers: Any) -> None:
         "--pubkey", action="append", type=Path, default=[], help="trusted key (repeatable)"
     )
     parser.add_argument("--dry-run", action="store_true", help="stage, print the flash command")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from trt_edge.flash.boards import board_target, flash_command
-    from trt_edge.flash.errors import FlashError
+    from trt_edge.flash.errors import FlashError, FlashRefusedError
     from trt_edge.flash.stage import stage_rootfs
 
-    try:
-        target = board_target(args.board)
-        command = flash_command(target)
-        if args.bundle.is_dir():
-            result = _stage_directory(args.bsp, target, args.bundle, args.pubkey)
-        else:
-            result = stage_rootfs(args.bsp, target, args.bundle, args.pubkey)
-    except FlashError as exc:
-        print(f"trt-edge flash: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+    target = board_target(args.board)
+    command = flash_command(target)
+    if args.bundle.is_dir():
+        result = _stage_directory(args.bsp, target, args.bundle, args.pubkey)
+    else:
+        result = stage_rootfs(args.bsp, target, args.bundle, args.pubkey)
     print(f"staged {result.name} {result.version} for {target.id} into {result.rootfs}:")
     for item in result.written:
         print(f"  {item}")
@@ -65,14 +58,17 @@ def run(args: argparse.Namespace) -> int:
         return 0
     tool = args.bsp / (target.flash_tool or "")
     if not tool.exists():
-        print(
-            f"trt-edge flash: error: {tool}: NVIDIA's flash tool is missing; this BSP is "
-            "incomplete (download Jetson Linux for the board)",
-            file=sys.stderr,
+        raise FlashError(
+            "NVIDIA's flash tool is missing; this BSP is incomplete",
+            where=Where(tool),
+            hint="download Jetson Linux for the board and run apply_binaries.sh",
         )
-        return 2
     print(f"running: {line}", flush=True)
-    return subprocess.run(command, cwd=args.bsp, check=False).returncode
+    if subprocess.run(command, cwd=args.bsp, check=False).returncode != 0:
+        raise FlashRefusedError(
+            f"NVIDIA's flash command failed: {line}", hint="its own output is above"
+        )
+    return 0
 
 
 def _stage_directory(bsp: Path, target: Any, bundle_dir: Path, pubkeys: list[Path]) -> Any:
@@ -97,4 +93,11 @@ def _stage_directory(bsp: Path, target: Any, bundle_dir: Path, pubkeys: list[Pat
             raise FlashError(f"--bundle: {message}") from None
         except FlashError as exc:
             message = str(exc).replace(str(tar_path), str(bundle_dir))
-            raise FlashError(message, exc.exit_code) from None
+            raise type(exc)(message, hint=exc.hint) from None
+
+
+COMMAND = Command(
+    "stage runner, bundle, keys and service into an L4T BSP rootfs and flash a Jetson",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -13,23 +13,32 @@ weights: they must equal eager PyTorch's on the same weights (tested).
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 from typing import TYPE_CHECKING, Any
 
-# json, argparse (types only) and no dataclasses at module level: `trt-edge --help`
-# and `validate` import every CLI module, so only what startup needs is imported.
-if TYPE_CHECKING:
-    import argparse
+from trt_edge_runner.cli_args import (
+    add_bundle_argument,
+    add_json_argument,
+    add_verbose_argument,
+    require_dir,
+)
+from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
 
+# No json or dataclasses at module level: `trt-edge --help` imports every CLI
+# module, so only what startup needs is imported.
+if TYPE_CHECKING:
     from trt_edge_runner.runner import Runner
 
 PREFILL = "prefill"
 DECODE = "decode"
 
 
-class GenerateContractError(Exception):
-    """The bundle does not follow the I/O contract generate needs; the message says how."""
+class GenerateContractError(TrtEdgeError):
+    """The bundle or the prompt does not fit the I/O contract generate needs (exit 2)."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 class Generation:
@@ -41,20 +50,12 @@ class Generation:
         self.steps: list[dict[str, Any]] = []
 
 
-def register(subparsers: Any) -> None:
-    from trt_edge_runner.commands.run import add_verbose_argument
-
-    parser = subparsers.add_parser(
-        "generate",
-        help="greedy token generation with a prefill/decode bundle (tiny-LLM I/O contract)",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
-    )
-    parser.add_argument("bundle", help="bundle directory")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_bundle_argument(parser)
     parser.add_argument("--prompt-ids", required=True, help="comma-separated token ids, e.g. 1,2,3")
     parser.add_argument("--max-new-tokens", type=int, default=16, help="tokens to generate")
-    parser.add_argument("--json", action="store_true", help="print JSON on stdout")
+    add_json_argument(parser, help="print JSON on stdout")
     add_verbose_argument(parser)
-    parser.set_defaults(run=run)
 
 
 def parse_prompt(text: str) -> list[int]:
@@ -146,22 +147,17 @@ def generate(runner: Runner, prompt: list[int], max_new_tokens: int) -> Generati
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from trt_edge_runner.commands.run import configure_logging, exit_code
-    from trt_edge_runner.errors import RunnerError
+    from trt_edge_runner.commands.run import configure_logging
     from trt_edge_runner.runner import Runner
 
-    configure_logging("trt-edge")
+    configure_logging(args.command_prog)
     started = time.perf_counter()
-    try:
-        prompt = parse_prompt(args.prompt_ids)
-        runner = Runner.open(args.bundle, runtime_logs=True if args.verbose else None)
-        result = generate(runner, prompt, args.max_new_tokens)
-    except GenerateContractError as exc:
-        print(f"trt-edge: error: {exc}", file=sys.stderr)
-        return 2
-    except RunnerError as exc:
-        print(f"trt-edge: error: {exc}", file=sys.stderr)
-        return exit_code(exc)
+    prompt = parse_prompt(args.prompt_ids)
+    runner = Runner.open(
+        require_dir(args.bundle, "bundle directory"),
+        runtime_logs=True if args.verbose else None,
+    )
+    result = generate(runner, prompt, args.max_new_tokens)
     total = time.perf_counter() - started
     decode_ms = [s["ms"] for s in result.steps if s["phase"] == DECODE]
     report = {
@@ -189,3 +185,10 @@ def run(args: argparse.Namespace) -> int:
             f"mean {report['decode_ms_mean']} ms/token ({runner.mode} mode)"
         )
     return 0
+
+
+COMMAND = Command(
+    "greedy token generation with a prefill/decode bundle (tiny-LLM I/O contract)",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -12,6 +12,8 @@
 - `prune`: remove our images that are stale for this checkout (not those in use).
 
 Exit codes: 0 ok; 1 the engine or a build failed; 2 bad input (unknown image, bad lock).
+An error of the Docker SDK itself (the engine refused a request) is reported as
+a `ContainerError`, never a traceback.
 """
 
 from __future__ import annotations
@@ -19,39 +21,31 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+
+from trt_edge_runner.cli_args import add_json_argument
+from trt_edge_runner.cli_shell import AddArguments, Command, Run
+from trt_edge_runner.errors import UsageError, Where
+
+MIRROR_SCHEMES = ("http://", "https://", "file:/")  # what debootstrap fetches from
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "images",
-        help="build and list the builder/device Docker images",
-        description="Build and list trt-edge's builder and device images (images/<name>/).",
-    )
-    sub = parser.add_subparsers(dest="images_command", metavar="ACTION", required=True)
-
-    build = sub.add_parser("build", help="build an image from images/<name>/")
-    build.add_argument(
+def add_build_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "target", help="image name (cpu, cpu-runtime, ...) or a target id (cpu-x86_64, ...)"
     )
-    build.add_argument("--base", metavar="IMAGE", help="base image (default: the image's own)")
-    build.add_argument("--tag", metavar="T", help="also tag the result as T")
-    build.add_argument("--force", action="store_true", help="rebuild even if current")
-    build.add_argument("--no-cache", action="store_true", help="build without the layer cache")
-    build.add_argument("--runtime", action="store_true", help="with a target id: its device image")
+    parser.add_argument("--base", metavar="IMAGE", help="base image (default: the image's own)")
+    parser.add_argument("--tag", metavar="T", help="also tag the result as T")
+    parser.add_argument("--force", action="store_true", help="rebuild even if current")
+    parser.add_argument("--no-cache", action="store_true", help="build without the layer cache")
+    parser.add_argument("--runtime", action="store_true", help="with a target id: its device image")
 
-    listing = sub.add_parser("list", help="list trt-edge images present locally")
-    listing.add_argument("--json", action="store_true", help="print JSON")
 
-    base = sub.add_parser("base", help="make the local Debian base image (debootstrap; root)")
-    base.add_argument("--mirror", metavar="URL", help="Debian mirror (e.g. a snapshot URL)")
+def add_base_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mirror", metavar="URL", help="Debian mirror (e.g. a snapshot URL)")
 
-    lock = sub.add_parser("lock", help="regenerate images/<name>/lock.txt with the host's pip")
-    lock.add_argument("image", help="image name")
 
-    sub.add_parser("prune", help="remove trt-edge images that are stale for this checkout")
-
-    parser.set_defaults(run=run)
+def add_lock_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("image", help="image name")
 
 
 def resolve_image_name(name: str, runtime: bool = False) -> str:
@@ -73,21 +67,25 @@ def _progress(line: str) -> None:
     print(f"  {line}", file=sys.stderr, flush=True)
 
 
-def run(args: argparse.Namespace) -> int:
-    from trt_edge.containers.engine import is_engine_error
-    from trt_edge.containers.errors import ContainerError
+def action(help: str, run: Run, add_arguments: AddArguments | None = None) -> Command:
+    """An `images` action whose Docker SDK errors become a `ContainerError` (exit 1).
 
-    try:
-        action: int = _ACTIONS[args.images_command](args)
-    except ContainerError as err:
-        print(f"trt-edge images: {err}", file=sys.stderr)
-        return err.exit_code
-    except Exception as err:
-        if not is_engine_error(err):
-            raise
-        print(f"trt-edge images: the Docker engine failed: {err}", file=sys.stderr)
-        return 1
-    return action
+    Our own modules raise `ContainerError`s with a fix; this catches what the
+    engine says in the middle of a request (an API refusal, a dropped socket).
+    """
+
+    def run_reporting_engine_errors(args: argparse.Namespace) -> int:
+        from trt_edge.containers.engine import is_engine_error
+        from trt_edge.containers.errors import ContainerError
+
+        try:
+            return run(args)
+        except Exception as err:
+            if not is_engine_error(err):
+                raise
+            raise ContainerError(f"the Docker engine failed: {err}") from err
+
+    return Command(help, add_arguments=add_arguments, run=run_reporting_engine_errors)
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -139,7 +137,14 @@ def _base(args: argparse.Namespace) -> int:
     from trt_edge.containers.base_image import load_recipe, make_base
     from trt_edge.containers.engine import connect
 
-    tag = make_base(connect(), load_recipe(mirror=args.mirror), progress=_progress)
+    if args.mirror is not None and not args.mirror.startswith(MIRROR_SCHEMES):
+        raise UsageError(
+            "not a Debian mirror URL",
+            where=Where(option="--mirror", value=args.mirror),
+            hint="e.g. http://deb.debian.org/debian or a snapshot.debian.org URL",
+        )
+    recipe = load_recipe(mirror=args.mirror)
+    tag = make_base(connect(), recipe, progress=_progress)
     print(tag)
     return 0
 
@@ -164,4 +169,18 @@ def _prune(args: argparse.Namespace) -> int:
     return 0
 
 
-_ACTIONS = {"build": _build, "list": _list, "base": _base, "lock": _lock, "prune": _prune}
+COMMAND = Command(
+    "build and list the builder/device Docker images",
+    description="Build and list trt-edge's builder and device images (images/<name>/).",
+    actions={
+        "build": action("build an image from images/<name>/", _build, add_build_arguments),
+        "list": action("list trt-edge images present locally", _list, add_json_argument),
+        "base": action(
+            "make the local Debian base image (debootstrap; root)", _base, add_base_arguments
+        ),
+        "lock": action(
+            "regenerate images/<name>/lock.txt with the host's pip", _lock, add_lock_arguments
+        ),
+        "prune": action("remove trt-edge images that are stale for this checkout", _prune),
+    },
+)

@@ -1,9 +1,10 @@
 """`trt-edge profiles MANIFEST`: the profile table, the export domain and a drawing per symbol.
 
-Shows what ships (index → name → ranges → phases that pin it) and draws each
-symbol's ranges so overlaps and gaps are visible at a glance; the manifest's
+Print the profile table (index, name, ranges, phases) and, per symbol, a
+drawing of every profile's range with overlaps and gaps marked; the manifest's
 warnings (what each overlap or gap means under the policy) follow on stdout, each
-on its own line. Exit codes as `trt-edge validate`: 0 ok, 1 manifest errors, 2 usage.
+on its own line. Exit codes as `trt-edge validate`: 0 ok, 1 the manifest has
+errors, 2 it cannot be read (or bad flags).
 """
 
 from __future__ import annotations
@@ -12,16 +13,13 @@ import argparse
 import sys
 from typing import Any
 
+from trt_edge_runner.cli_shell import Command
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "profiles",
-        help="show a manifest's optimization profiles, export domain, overlaps and gaps",
-        description="Print the profile table (index, name, ranges, phases) and, per symbol, "
-        "a drawing of every profile's range with overlaps and gaps marked.",
-    )
-    parser.add_argument("manifest", help="path to manifest.yaml")
-    parser.set_defaults(run=run)
+from trt_edge.cli._manifest import add_manifest_argument, load_readable
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_manifest_argument(parser)
 
 
 def table(manifest: Any) -> list[str]:
@@ -57,15 +55,13 @@ def table(manifest: Any) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from trt_edge.diagnostics.render import print_diagnostics
-    from trt_edge.manifest import load_manifest
     from trt_edge.manifest.analysis import format_box, gaps, overlaps
     from trt_edge.manifest.drawing import draw_symbol
 
-    result = load_manifest(args.manifest)
-    if result.manifest is None:
+    result = load_readable(args.manifest)
+    if result.manifest is None:  # the job ran and found problems: shown as validate shows them
         print_diagnostics(result.diagnostics, result.path, sys.stderr, color=sys.stderr.isatty())
-        usage = any(d.stage == "io" for d in result.errors)
-        return 2 if usage else 1
+        return 1
     m = result.manifest
     lines = [f"{m.name} {m.version}: {len(m.profiles)} profile(s)", ""]
     lines += table(m)
@@ -92,3 +88,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"\n{len(result.warnings)} warning(s):")
         print_diagnostics(result.warnings, result.path, sys.stdout, color=sys.stdout.isatty())
     return 0
+
+
+COMMAND = Command(
+    "show a manifest's optimization profiles, export domain, overlaps and gaps",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -1,24 +1,27 @@
-"""`trt-edge rollout PLAN.yaml --inventory INV [--dry-run]`: staged rollout on Ansible."""
+"""`trt-edge rollout PLAN.yaml --inventory INV [--dry-run]`: staged rollout on Ansible.
+
+Plan waves over the inventory's devices whose facts fit the bundle's target
+(others are skipped and reported), then per wave run a rendered playbook with
+ansible-playbook: copy, install, health-check, roll back failures. Crossing the
+plan's failure threshold stops the rollout before the next wave.
+
+Exit 0 every device updated; 1 the rollout ran and a device failed, was rolled
+back or unreachable, or the threshold halted it; 2 the plan, inventory, bundle
+or a flag cannot be used (nothing was changed).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+
+from trt_edge_runner.cli_args import add_json_argument
+from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.errors import ResultWriteError, Where
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "rollout",
-        help="roll a signed bundle out to a fleet in waves (Ansible)",
-        description=(
-            "Plan waves over the inventory's devices whose facts fit the bundle's target "
-            "(others are skipped and reported), then per wave run a rendered playbook with "
-            "ansible-playbook: copy, install, health-check, roll back failures. Crossing the "
-            "plan's failure threshold stops the rollout before the next wave."
-        ),
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("plan", metavar="PLAN.yaml", type=Path)
     parser.add_argument("--inventory", "-i", required=True, type=Path, help="Ansible inventory")
     parser.add_argument("--dry-run", action="store_true", help="plan and render only")
@@ -26,8 +29,7 @@ def register(subparsers: Any) -> None:
         "--workdir", type=Path, default=None, help="keep playbook, logs, device reports here"
     )
     parser.add_argument("--report", type=Path, default=None, help="write the JSON report here")
-    parser.add_argument("--json", action="store_true", help="print the JSON report, no table")
-    parser.set_defaults(run=run)
+    add_json_argument(parser, help="print the JSON report, no table")
 
 
 def check_report_path(report: Path) -> None:
@@ -46,9 +48,10 @@ def check_report_path(report: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import json
+
     from trt_edge_runner.durable import write_atomic
 
-    from trt_edge.fleet.errors import RolloutError
     from trt_edge.fleet.execute import run_rollout
     from trt_edge.fleet.plan import load_plan
 
@@ -56,34 +59,35 @@ def run(args: argparse.Namespace) -> int:
         if not args.json:
             print(message, flush=True)
 
-    try:
-        if args.report is not None:
-            check_report_path(args.report)
-        plan = load_plan(args.plan)
-        report = run_rollout(
-            plan, args.inventory, dry_run=args.dry_run, workdir=args.workdir, progress=say
-        )
-    except RolloutError as exc:
-        print(f"trt-edge rollout: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except OSError as exc:
-        print(f"trt-edge rollout: error: {exc}", file=sys.stderr)
-        return 1
+    if args.report is not None:
+        check_report_path(args.report)
+    plan = load_plan(args.plan)
+    report = run_rollout(
+        plan, args.inventory, dry_run=args.dry_run, workdir=args.workdir, progress=say
+    )
     if args.report is not None:
         try:
             write_atomic(args.report, report.to_json().encode("utf-8"))
         except OSError as exc:
-            # Devices may have changed: the report must not be lost, so it goes to stdout.
-            print(
-                f"trt-edge rollout: error: --report {args.report}: cannot write the report "
-                f"({exc.strerror or exc}); it is printed as JSON on stdout instead",
-                file=sys.stderr,
-            )
-            sys.stdout.write(report.to_json())
-            return 1
+            # Devices may have changed: the report must not be lost, so it goes to stdout
+            # (under --json inside the error document, which is then stdout's one document).
+            if not args.json:
+                sys.stdout.write(report.to_json())
+            raise ResultWriteError(
+                f"cannot write the report ({exc.strerror or exc}); it is on stdout instead",
+                where=Where(args.report, option="--report"),
+                result=json.loads(report.to_json()),
+            ) from None
     if args.json:
         sys.stdout.write(report.to_json())
     else:
         report.render()
     bad = {"failed", "rolled_back", "unreachable", "not_attempted"}
     return 1 if report.halted or any(d.result in bad for d in report.devices) else 0
+
+
+COMMAND = Command(
+    "roll a signed bundle out to a fleet in waves (Ansible)",
+    add_arguments=add_arguments,
+    run=run,
+)

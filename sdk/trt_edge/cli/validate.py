@@ -1,8 +1,13 @@
 """`trt-edge validate MANIFEST [--json]`: check a manifest and show every problem at once.
 
-Exit codes: 0 valid (warnings allowed), 1 the manifest has errors, 2 usage
-(no such file, a directory, bad flags). Only PyYAML, pydantic and the standard
-library are loaded — no torch, executorch or docker — so this stays instant.
+Check a trt-edge manifest: YAML, schema, symbols and profile ranges, runtime
+phases, targets, files. Prints every error and warning at once.
+
+Exit 0 valid (warnings allowed); 1 the manifest has errors (checking is the job:
+it ran and found them); 2 the manifest cannot be read or the flags are wrong.
+`trt-edge build` on the same invalid manifest exits 2: for it, the manifest is
+bad input. Only PyYAML, pydantic and the standard library are loaded — no
+torch, executorch or docker — so this stays instant.
 """
 
 from __future__ import annotations
@@ -12,17 +17,15 @@ import json
 import sys
 from typing import Any
 
+from trt_edge_runner.cli_args import add_json_argument
+from trt_edge_runner.cli_shell import Command
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "validate",
-        help="check a manifest and report every problem with its file:line:col",
-        description="Check a trt-edge manifest: YAML, schema, symbols and profile ranges, "
-        "runtime phases, targets, files. Prints every error and warning at once.",
-    )
-    parser.add_argument("manifest", help="path to manifest.yaml")
-    parser.add_argument("--json", action="store_true", help="print a JSON report on stdout")
-    parser.set_defaults(run=run)
+from trt_edge.cli._manifest import add_manifest_argument, load_readable
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_manifest_argument(parser)
+    add_json_argument(parser, help="print a JSON report on stdout")
 
 
 def summary(result: Any) -> str:
@@ -47,11 +50,9 @@ def summary(result: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from trt_edge.diagnostics.render import print_diagnostics
-    from trt_edge.manifest import load_manifest
 
-    result = load_manifest(args.manifest)
-    usage_error = any(d.stage == "io" and d.severity == "error" for d in result.diagnostics)
-    code = 2 if usage_error else (0 if result.ok else 1)
+    result = load_readable(args.manifest)
+    code = 0 if result.ok else 1
     if args.json:
         report = result.to_dict()
         if result.manifest is not None:
@@ -60,8 +61,7 @@ def run(args: argparse.Namespace) -> int:
             }
         print(json.dumps(report, indent=2))
         return code
-    color = sys.stderr.isatty()
-    print_diagnostics(result.diagnostics, result.path, sys.stderr, color=color)
+    print_diagnostics(result.diagnostics, result.path, sys.stderr, color=sys.stderr.isatty())
     if result.ok:
         print(summary(result))
     else:
@@ -71,3 +71,10 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return code
+
+
+COMMAND = Command(
+    "check a manifest and report every problem with its file:line:col",
+    add_arguments=add_arguments,
+    run=run,
+)

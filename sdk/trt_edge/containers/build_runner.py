@@ -39,7 +39,6 @@ from trt_edge.containers.errors import (
     ContainerTimeoutError,
     ImageMissingError,
 )
-from trt_edge.pipeline.errors import BuildError
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -50,15 +49,6 @@ if TYPE_CHECKING:
 MODE_ENV = "TRT_EDGE_BUILD_MODE"  # 'local' | 'container': the default when no flag is given
 CONTAINER_LABEL = "io.trt-edge.build"
 DEFAULT_TARGET = "cpu-x86_64"
-
-
-class ContainerBuildFailure(BuildError):
-    """A containers-area error surfaced through the build CLI's `BuildError` handling."""
-
-    def __init__(self, error: ContainerError) -> None:
-        super().__init__(error.message)
-        self.exit_code = error.exit_code
-        self.cause = error
 
 
 @dataclass(frozen=True)
@@ -348,15 +338,17 @@ def build_in_container(
     client: DockerClient | None = None,
     echo: Callable[[str], None] | None = None,
 ) -> BuildResult:
-    """Run the build pipeline in the target's builder image; see the module docstring."""
+    """Run the build pipeline in the target's builder image; see the module docstring.
+
+    Raises a `ContainerError` for what went wrong around or inside the container,
+    and the pipeline's own `BuildError` for a manifest mistake found on the host.
+    """
     try:
         return _build_in_container(manifest_path, options, target, image, limits, client, echo)
-    except ContainerError as err:
-        raise ContainerBuildFailure(err) from err
     except Exception as err:
         if is_engine_error(err):
-            raise ContainerBuildFailure(
-                ContainerBuildError(f"the Docker engine failed the container build: {err}")
+            raise ContainerBuildError(
+                f"the Docker engine failed the container build: {err}"
             ) from err
         raise
 

@@ -1,26 +1,18 @@
-"""Typed errors of the containers area.
+"""Typed errors of the containers area, under the one root (`trt_edge_runner.errors`).
 
 Every error carries a message written for the user (what failed, where, and the
-command that fixes it) and the exit code the CLI returns, so `trt-edge images` and
-`trt-edge build --container` never show a docker stack trace.
+command that fixes it) and its exit code (1 the engine or a build failed, 2 bad
+input), so `trt-edge images` and `trt-edge build --container` never show a docker
+stack trace.
 """
 
 from __future__ import annotations
 
+from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
 
-class ContainerError(Exception):
+
+class ContainerError(TrtEdgeError):
     """Base of every containers-area error: `str(err)` is the user message."""
-
-    exit_code: int = 1
-
-    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        if exit_code is not None:
-            self.exit_code = exit_code
-
-    def __str__(self) -> str:
-        return self.message
 
 
 class DockerUnavailableError(ContainerError):
@@ -42,7 +34,7 @@ class ImageBuildError(ContainerError):
 class LockFileError(ContainerError):
     """A lock file is malformed or does not match its wheelhouse; exit code 2 (bad input)."""
 
-    exit_code = 2
+    exit_code = EXIT_BAD_INPUT
 
 
 class WheelhouseError(ContainerError):
@@ -56,7 +48,7 @@ class BaseImageError(ContainerError):
 class UnknownImageError(ContainerError):
     """An image name that has no folder under images/; exit code 2 (bad input)."""
 
-    exit_code = 2
+    exit_code = EXIT_BAD_INPUT
 
 
 class ContainerBuildError(ContainerError):
@@ -74,4 +66,4 @@ class ContainerResourceError(ContainerBuildError):
 class ImageReferenceError(ContainerError):
     """An image reference or tag that the engine's grammar rejects; exit code 2 (bad input)."""
 
-    exit_code = 2
+    exit_code = EXIT_BAD_INPUT

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from trt_edge_runner.durable import write_atomic
 
-from trt_edge.flash.errors import FlashError
+from trt_edge.flash.errors import FlashError, FlashRefusedError
 from trt_edge.targets import Target
 
 SERVICE_NAME = "trt-edge-agent.service"
@@ -142,7 +142,7 @@ def stage_rootfs(bsp: Path, target: Target, bundle_tar: Path, pubkeys: list[Path
                 DeviceStore(scratch / "trt-edge"), bundle_tar, scratch_keys, facts, smoke=False
             )
         except AgentError as exc:
-            raise FlashError(str(exc), exit_code=1) from None
+            raise FlashRefusedError(str(exc)) from None
 
         # Verified: from here on only renames and atomic writes into the rootfs.
         runner_dest = rootfs / "opt/trt-edge/runner/trt_edge_runner"
@@ -183,7 +183,7 @@ def stage_rootfs(bsp: Path, target: Target, bundle_tar: Path, pubkeys: list[Path
             os.symlink(f"../{SERVICE_NAME}", link)
         written.append(f"etc/systemd/system/{SERVICE_NAME} (enabled)")
     except OSError as exc:
-        raise FlashError(f"{rootfs}: staging failed: {exc}", exit_code=1) from None
+        raise FlashRefusedError(f"{rootfs}: staging failed: {exc}") from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return StageResult(rootfs, target, result.name, result.version, written)

@@ -1,14 +1,15 @@
-"""Typed errors of the rollout command."""
+"""Typed errors of the rollout command, under the one root (`trt_edge_runner.errors`)."""
 
 from __future__ import annotations
 
+from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
 
-class RolloutError(Exception):
+
+class RolloutError(TrtEdgeError):
     """A plan, inventory or bundle that cannot be rolled out; the message says where and why.
 
-    `exit_code` 2: bad input (the rollout did not start); 1: the rollout ran and failed.
+    Exit 2 (bad input: the rollout did not start); a rollout that ran and failed
+    is exit 1.
     """
 
-    def __init__(self, message: str, exit_code: int = 2) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
+    exit_code = EXIT_BAD_INPUT

@@ -20,6 +20,7 @@ from trt_edge_runner.agent.errors import AgentError
 from trt_edge_runner.agent.tarball import open_bundle_tar
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
 from trt_edge_runner.durable import atomic_file, make_writable_dir, write_atomic
+from trt_edge_runner.errors import EXIT_FAILED
 from trt_edge_runner.signature import SignatureError, parse_canonical_manifest
 
 from trt_edge.fleet.errors import RolloutError
@@ -79,8 +80,10 @@ def _json(text: Any) -> dict[str, Any]:
 
 
 def _last_line(text: Any) -> str:
+    """A device command's error line: the last unindented one (a `  hint:` line follows it)."""
     lines = [line for line in str(text or "").splitlines() if line.strip()]
-    return lines[-1].strip() if lines else ""
+    unindented = [line for line in lines if not line[0].isspace()]
+    return (unindented or lines)[-1].strip() if lines else ""
 
 
 def device_result(host: str, wave: int, raw: dict[str, Any] | None, log: Path) -> DeviceResult:
@@ -108,7 +111,7 @@ def device_result(host: str, wave: int, raw: dict[str, Any] | None, log: Path) -
         return result
     if stage == "health":
         health = _json(raw.get("health_stdout"))
-        reason = health.get("reason") or _last_line(raw.get("health_stderr"))
+        reason = health.get("reason") or health.get("error") or _last_line(raw.get("health_stderr"))
         rolled_back = str(raw.get("rollback_rc")) == "0"
         result.result = "rolled_back" if rolled_back else "failed"
         rollback_error = _last_line(raw.get("rollback_stderr"))
@@ -325,5 +328,5 @@ def _syntax_check(command: list[str], env: dict[str, str], workdir: Path) -> Non
         raise RolloutError(
             f"{workdir / 'rollout.yml'}: rendered playbook fails ansible-playbook "
             f"--syntax-check:\n{result.stdout}{result.stderr}",
-            exit_code=1,
+            exit_code=EXIT_FAILED,
         )

@@ -1,16 +1,21 @@
 """Typed errors of the inspect area.
 
-Every reader here raises an `InspectError` subclass with a message that names the
-file, the place inside it and what to do, so the CLI can print it and exit 2 instead
-of showing a traceback, and callers (the build) can tell a broken `.pte` from a broken
-TensorRT blob from a profile-signature disagreement.
+Every reader here raises an `InspectError` subclass (under the one root,
+`trt_edge_runner.errors`) with a message that names the file, the place inside it
+and what to do, so the CLI prints it and exits 2 (an artifact that cannot be read
+is bad input) instead of showing a traceback, and callers (the build) can tell a
+broken `.pte` from a broken TensorRT blob from a profile-signature disagreement.
 """
 
 from __future__ import annotations
 
+from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
 
-class InspectError(Exception):
+
+class InspectError(TrtEdgeError):
     """Base of every error raised while reading or comparing artifacts."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 class PteFormatError(InspectError):

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError, Where
 
 if TYPE_CHECKING:
     from trt_edge.manifest.resolved import ResolvedManifest
@@ -85,29 +87,52 @@ class LoadResult:
         }
 
 
-class ManifestError(Exception):
-    """A manifest with errors; `diagnostics` holds every problem (errors and warnings).
+class ManifestError(TrtEdgeError):
+    """A manifest with errors (exit 2, bad input); `diagnostics` holds every problem.
 
-    Subclasses say which step failed first, for callers that care (e.g. exit codes).
+    The message is one line (`FILE: N errors in the manifest`); the diagnostics
+    stay structured, and the CLI shell prints them under it exactly as
+    `trt-edge validate` does (file:line:col, the source line, a caret).
+    Subclasses say which step failed first, for callers that care.
     """
+
+    exit_code = EXIT_BAD_INPUT
 
     def __init__(self, path: Path, diagnostics: list[Diagnostic]) -> None:
         self.path = path
         self.diagnostics = diagnostics
-        super().__init__(self.render())
+        unreadable = [d for d in self.errors if d.stage == "io"]
+        if unreadable:  # the file itself: one line says it all
+            super().__init__(unreadable[0].message, where=Where(path))
+            return
+        count = len(self.errors)
+        super().__init__(
+            f"{count} {'error' if count == 1 else 'errors'} in the manifest",
+            where=Where(path),
+            hint=f"fix them and run `trt-edge validate {path}`",
+        )
 
     @property
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity == "error"]
 
-    def render(self) -> str:
-        errors = self.errors
-        lines = [str(d) for d in errors]
-        noun = "error" if len(errors) == 1 else "errors"
-        lines.append(
-            f"{self.path}: {len(errors)} {noun}; fix them and run `trt-edge validate {self.path}`"
+    def print_details(self, stream: TextIO, *, color: bool) -> None:
+        if any(d.stage == "io" for d in self.errors):
+            return
+        from trt_edge.diagnostics.render import print_diagnostics
+
+        print_diagnostics(self.diagnostics, self.path, stream, color=color)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The error document, with the same fields as `trt-edge validate --json`'s report."""
+        doc = super().to_dict()
+        doc.update(
+            file=str(self.path),
+            errors=len(self.errors),
+            warnings=len(self.diagnostics) - len(self.errors),
+            diagnostics=[d.to_dict() for d in self.diagnostics],
         )
-        return "\n".join(lines)
+        return doc
 
 
 class ManifestIOError(ManifestError):

@@ -1,33 +1,35 @@
-"""Typed build errors: each carries the message a user reads and the CLI exit code.
+"""Typed build errors, under the one root (`trt_edge_runner.errors.TrtEdgeError`).
 
 Exit codes follow the CLI contract: 2 for bad input (the manifest or the model
 source is wrong, or a backend was asked for that cannot run here), 1 for a job
-that failed (export, lowering, validation, writing the bundle). The CLI prints
-`str(error)` and exits with `error.exit_code`; no traceback reaches the user.
+that failed (export, lowering, validation, writing the bundle). The CLI shell
+prints the message and its hint and exits with `error.exit_code`; no traceback
+reaches the user.
 """
 
 from __future__ import annotations
 
+from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
 
-class BuildError(Exception):
+from trt_edge.manifest.diagnostics import ManifestError
+
+
+class BuildError(TrtEdgeError):
     """Base of every error the build reports to a user."""
-
-    exit_code = 1
-
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
-        self.message = message
-        self.hint = hint
-        super().__init__(message if hint is None else f"{message}\n  hint: {hint}")
 
 
 class BadInputError(BuildError):
     """The manifest or the model it names is wrong: the user must change something."""
 
-    exit_code = 2
+    exit_code = EXIT_BAD_INPUT
 
 
-class ManifestInvalidError(BadInputError):
-    """The manifest failed `trt-edge validate`; the message lists every diagnostic."""
+class ManifestInvalidError(BadInputError, ManifestError):
+    """The manifest failed `trt-edge validate`; carries every diagnostic (file:line:col).
+
+    Both a build error (exit 2) and a `ManifestError`: the shell renders its
+    diagnostics exactly as `trt-edge validate` prints them.
+    """
 
 
 class ModelSourceError(BadInputError):

@@ -195,7 +195,7 @@ def load(manifest_path: Path) -> ResolvedManifest:
     try:
         return load_manifest_or_raise(manifest_path)
     except ManifestError as exc:
-        raise ManifestInvalidError(str(exc)) from exc
+        raise ManifestInvalidError(exc.path, exc.diagnostics) from exc
 
 
 def _target_fingerprint(manifest: ResolvedManifest, requested: str | None) -> dict[str, Any]:

@@ -1,15 +1,15 @@
-"""Typed errors of the signing commands."""
+"""Typed errors of the signing commands, under the one root (`trt_edge_runner.errors`)."""
 
 from __future__ import annotations
 
+from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
 
-class SigningError(Exception):
-    """A key or bundle the user named cannot be used; the message says which and why.
 
-    `exit_code` follows the CLI convention: 2 for bad input (missing or wrong key
-    file), 1 when the operation itself was refused (bundle does not verify).
+class SigningError(TrtEdgeError):
+    """A key or bundle path the user named cannot be used (exit 2); the message says why.
+
+    A bundle that does not verify is the device side's `SignatureError` (exit 1):
+    the same refusal a device makes.
     """
 
-    def __init__(self, message: str, exit_code: int = 2) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
+    exit_code = EXIT_BAD_INPUT

@@ -40,7 +40,12 @@ def sign_bundle(bundle: Path, key_path: Path) -> DetachedSignature:
         document, manifest = read_canonical_manifest(bundle_dir)
         check_files(bundle_dir, manifest)
     except SignatureError as exc:
-        raise SigningError(f"refusing to sign: {exc}", exit_code=1) from None
+        raise SignatureError(
+            exc.message,
+            where=exc.where,
+            hint="nothing was signed: a bundle is signed only when every file matches "
+            "bundle.json; rebuild it, or restore the file",
+        ) from None
     signature = DetachedSignature(
         algorithm=SIGNATURE_ALGORITHM,
         key_id=key_id(key.public_key()),
@@ -51,13 +56,13 @@ def sign_bundle(bundle: Path, key_path: Path) -> DetachedSignature:
 
 
 def verify_bundle_with(bundle: Path, public_key_path: Path) -> BundleManifest:
-    """Verify `bundle` against one public key; `SigningError(exit_code=1)` names the reason."""
+    """Verify `bundle` against one public key; a `SignatureError` (exit 1) names the reason.
+
+    A key file that cannot be used is a `SigningError` (exit 2).
+    """
     bundle_dir = _bundle_dir(bundle)
     try:
         public_key = load_public_key(public_key_path)
     except SignatureError as exc:
         raise SigningError(str(exc)) from None
-    try:
-        return verify_bundle(bundle_dir, {key_id(public_key): public_key})
-    except SignatureError as exc:
-        raise SigningError(str(exc), exit_code=1) from None
+    return verify_bundle(bundle_dir, {key_id(public_key): public_key})

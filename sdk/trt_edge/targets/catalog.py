@@ -16,27 +16,31 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
+
 TargetKind = Literal["cpu", "jetson", "x86"]
 Arch = Literal["x86_64", "aarch64"]
 
 CATALOG_FILE = "catalog.json"
 
 
-class UnknownTargetError(KeyError):
-    """A target id that is not in the catalog; the message suggests the closest ids."""
+class UnknownTargetError(TrtEdgeError, KeyError):
+    """A target id that is not in the catalog (exit 2); the message suggests the closest ids.
+
+    Also a `KeyError`, for callers that look targets up like a mapping.
+    """
+
+    exit_code = EXIT_BAD_INPUT
 
     def __init__(self, target_id: str, known: tuple[str, ...]) -> None:
         self.target_id = target_id
         self.known = known
-        super().__init__(target_id)
-
-    def __str__(self) -> str:
-        hint = did_you_mean(self.target_id, self.known)
-        return f"unknown target {self.target_id!r}{hint}; known targets: {', '.join(self.known)}"
+        hint = did_you_mean(target_id, known)
+        super().__init__(f"unknown target {target_id!r}{hint}; known targets: {', '.join(known)}")
 
 
-class CatalogError(ValueError):
-    """`catalog.json` itself is malformed (a packaging bug, not a user mistake)."""
+class CatalogError(TrtEdgeError, ValueError):
+    """`catalog.json` itself is malformed (a packaging bug, not a user mistake: exit 1)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,337 @@
+"""Every sub-command of `trt-edge` and `trt-edge-device`, given a bad input, exits with
+its code and one `PROG CMD: error:` line that names the bad file or value — never a
+traceback. The commands come from the shell's own discovery, so a new command (or a
+new `images`/`keys` action) without a case here fails `test_every_command_has_a_case`.
+
+Also, once each against the real programs: Ctrl-C (exit 130, one line), a reader
+that went away (quiet, exit 0), `--json` commands printing one error document, and
+`validate` (exit 1: checking ran and found problems) against `build` (exit 2: the
+manifest is bad input) on the same invalid manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from trt_edge.cli.main import SHELL as HOST
+from trt_edge_runner.agent.store import DeviceStore
+from trt_edge_runner.device_cli import SHELL as DEVICE
+from trt_edge_runner.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY_LLM = ROOT / "examples" / "tiny_llm" / "manifest.yaml"
+LINEAR = ROOT / "tests" / "containers" / "models" / "linear" / "manifest.yaml"  # lowers fast
+NO_ENGINE = "unix:///nonexistent/docker.sock"
+MODULES = {"trt-edge": "trt_edge", "trt-edge-device": "trt_edge_runner.device_cli"}
+
+
+@dataclass(frozen=True)
+class Case:
+    """A bad command line (built in a scratch folder), its exit code and what stderr names."""
+
+    argv: Callable[[Path], list[str]]
+    code: int
+    names: Callable[[Path], str]
+    env: tuple[tuple[str, str], ...] = ()
+
+
+def _bad_json(place: Path) -> str:
+    path = place / "device.json"
+    path.write_text("{not json")
+    return str(path)
+
+
+def _a_file(place: Path) -> str:
+    path = place / "a-file"
+    path.write_text("not a directory")
+    return str(path)
+
+
+MISSING_BUNDLE = Case(lambda p: [str(p / "no-bundle")], EXIT_BAD_INPUT, lambda p: "no-bundle")
+NO_ENGINE_ENV = (("DOCKER_HOST", NO_ENGINE),)
+
+HOST_CASES: dict[tuple[str, ...], Case] = {
+    ("validate",): Case(lambda p: [str(p / "m.yaml")], EXIT_BAD_INPUT, lambda p: "m.yaml"),
+    ("profiles",): Case(lambda p: [str(p / "m.yaml")], EXIT_BAD_INPUT, lambda p: "m.yaml"),
+    ("build",): Case(lambda p: [str(p / "m.yaml"), "--local"], EXIT_BAD_INPUT, lambda p: "m.yaml"),
+    ("run",): Case(
+        lambda p: [str(p / "no-bundle"), "--auto"], EXIT_BAD_INPUT, lambda p: "no-bundle"
+    ),
+    ("generate",): Case(
+        lambda p: [str(p / "no-bundle"), "--prompt-ids", "1,2"],
+        EXIT_BAD_INPUT,
+        lambda p: "no-bundle",
+    ),
+    ("bench",): MISSING_BUNDLE,
+    ("inspect",): Case(lambda p: [str(p / "x.pte")], EXIT_BAD_INPUT, lambda p: "x.pte"),
+    ("diff",): Case(
+        lambda p: [str(p / "old.pte"), str(p / "new.pte")], EXIT_BAD_INPUT, lambda p: "old.pte"
+    ),
+    ("images", "build"): Case(
+        lambda p: ["no-such-image"], EXIT_BAD_INPUT, lambda p: "unknown image 'no-such-image'"
+    ),
+    ("images", "list"): Case(
+        lambda p: [], EXIT_FAILED, lambda p: "no Docker engine answers", NO_ENGINE_ENV
+    ),
+    ("images", "base"): Case(
+        lambda p: ["--mirror", "deb.example/debian"],
+        EXIT_BAD_INPUT,
+        lambda p: "--mirror deb.example/debian",
+        NO_ENGINE_ENV,
+    ),
+    ("images", "lock"): Case(
+        lambda p: ["no-such-image"], EXIT_BAD_INPUT, lambda p: "unknown image 'no-such-image'"
+    ),
+    ("images", "prune"): Case(
+        lambda p: [], EXIT_FAILED, lambda p: "no Docker engine answers", NO_ENGINE_ENV
+    ),
+    ("keys", "generate"): Case(lambda p: [_a_file(p)], EXIT_BAD_INPUT, lambda p: "a-file"),
+    ("sign",): Case(
+        lambda p: [str(p / "no-bundle"), "--key", str(p / "k.key")],
+        EXIT_BAD_INPUT,
+        lambda p: "no-bundle",
+    ),
+    ("verify",): Case(
+        lambda p: [str(p / "no-bundle"), "--pubkey", str(p / "k.pub")],
+        EXIT_BAD_INPUT,
+        lambda p: "no-bundle",
+    ),
+    ("rollout",): Case(
+        lambda p: [str(p / "plan.yaml"), "--inventory", str(p / "inv.yml")],
+        EXIT_BAD_INPUT,
+        lambda p: "plan.yaml",
+    ),
+    ("flash",): Case(
+        lambda p: ["--board", "no-board", "--bsp", str(p), "--bundle", str(p / "b.tar")],
+        EXIT_BAD_INPUT,
+        lambda p: "--board no-board",
+    ),
+}
+
+DEVICE_CASES: dict[tuple[str, ...], Case] = {
+    ("info",): MISSING_BUNDLE,
+    ("run",): Case(
+        lambda p: [str(p / "no-bundle"), "--phase", "decode"],
+        EXIT_BAD_INPUT,
+        lambda p: "no-bundle",
+    ),
+    ("install",): Case(lambda p: [str(p / "b.tar")], EXIT_BAD_INPUT, lambda p: "b.tar"),
+    ("status",): Case(lambda p: ["--root", _a_file(p)], EXIT_BAD_INPUT, lambda p: "a-file"),
+    ("health",): Case(
+        lambda p: ["--config", _bad_json(p), "--root", str(p / "state")],
+        EXIT_BAD_INPUT,
+        lambda p: "device.json:1:2",
+    ),
+    ("rollback",): Case(lambda p: ["--root", _a_file(p)], EXIT_BAD_INPUT, lambda p: "a-file"),
+}
+
+PROGRAMS = {"trt-edge": (HOST, HOST_CASES), "trt-edge-device": (DEVICE, DEVICE_CASES)}
+ALL_CASES = [
+    pytest.param(prog, path, id=f"{prog} {' '.join(path)}")
+    for prog, (_, cases) in PROGRAMS.items()
+    for path in cases
+]
+
+
+def cli(prog: str, *argv: str) -> list[str]:
+    return [sys.executable, "-m", MODULES[prog], *argv]
+
+
+def run_case(
+    prog: str, path: tuple[str, ...], place: Path, *extra: str
+) -> tuple[Case, subprocess.CompletedProcess[str]]:
+    case = PROGRAMS[prog][1][path]
+    done = subprocess.run(
+        cli(prog, *path, *case.argv(place), *extra),
+        capture_output=True,
+        text=True,
+        env={**os.environ, **dict(case.env)},
+        cwd=place,
+        timeout=300,
+    )
+    return case, done
+
+
+@pytest.mark.parametrize("prog", PROGRAMS)
+def test_every_command_has_a_case(prog: str) -> None:
+    shell, cases = PROGRAMS[prog]
+    assert set(shell.commands()) == set(cases)
+
+
+@pytest.mark.parametrize(("prog", "path"), ALL_CASES)
+def test_bad_input_gets_one_error_line_and_its_exit_code(
+    prog: str, path: tuple[str, ...], tmp_path: Path
+) -> None:
+    case, done = run_case(prog, path, tmp_path)
+    assert done.returncode == case.code, done.stderr
+    assert "Traceback" not in done.stderr
+    head = f"{prog} {' '.join(path)}: error: "
+    error_lines = [line for line in done.stderr.splitlines() if line.startswith(head)]
+    assert len(error_lines) == 1, done.stderr
+    assert case.names(tmp_path) in error_lines[0], done.stderr
+
+
+def _help(add_arguments: Callable[..., None] | None) -> str:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    if add_arguments is not None:
+        add_arguments(parser)
+    return parser.format_help()
+
+
+JSON_CASES = [
+    pytest.param(prog, path, id=f"{prog} {' '.join(path)}")
+    for prog, (shell, _) in PROGRAMS.items()
+    for path, command in shell.commands().items()
+    if "--json" in _help(command.add_arguments)
+]
+
+
+@pytest.mark.parametrize(("prog", "path"), JSON_CASES)
+def test_json_commands_print_one_error_document(
+    prog: str, path: tuple[str, ...], tmp_path: Path
+) -> None:
+    case, done = run_case(prog, path, tmp_path, "--json")
+    assert done.returncode == case.code, done.stderr
+    doc = json.loads(done.stdout)  # exactly one document on stdout
+    assert doc["ok"] is False and doc["exit_code"] == case.code
+    assert case.names(tmp_path) in doc["error"] or case.names(tmp_path) in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_json_commands_are_found() -> None:
+    ids = {p.id for p in JSON_CASES}
+    assert {"trt-edge validate", "trt-edge-device health", "trt-edge images list"} <= ids
+
+
+# ---- validate vs build on the same invalid manifest ------------------------------------
+def test_validate_finds_problems_exit_1_build_refuses_bad_input_exit_2(tmp_path: Path) -> None:
+    text = LINEAR.read_text()
+    (tmp_path / "model.py").write_text((LINEAR.parent / "model.py").read_text())
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(text.replace("policy: auto", "policy: sometimes"))
+    validate = subprocess.run(
+        cli("trt-edge", "validate", str(manifest)), capture_output=True, text=True, timeout=120
+    )
+    build = subprocess.run(
+        cli("trt-edge", "build", str(manifest), "--local", "--out", str(tmp_path / "out")),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert validate.returncode == EXIT_FAILED, validate.stderr
+    assert build.returncode == EXIT_BAD_INPUT, build.stderr
+    lines = build.stderr.splitlines()
+    assert lines[0] == f"trt-edge build: error: {manifest}: 1 error in the manifest"
+    assert lines[-1] == f"  hint: fix them and run `trt-edge validate {manifest}`"
+    # Between them, the diagnostics exactly as validate prints them (file:line:col, the
+    # source line, the caret): structured all the way to the renderer.
+    diagnostics = validate.stderr.splitlines()[:-1]  # validate's last line is its summary
+    assert lines[1:-1] == diagnostics
+    assert any(line.strip() == "^" for line in diagnostics)
+    assert f"{manifest}:" in diagnostics[0] and "runtime.policy" in diagnostics[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_unreadable_manifest_is_bad_input_for_validate_and_build(tmp_path: Path) -> None:
+    for argv in (["validate"], ["build", "--local"]):
+        done = subprocess.run(
+            cli("trt-edge", *argv[:1], str(tmp_path), *argv[1:]),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == EXIT_BAD_INPUT, done.stderr
+        assert f"trt-edge {argv[0]}: error: {tmp_path}: " in done.stderr
+
+
+# ---- Ctrl-C and a reader that went away, against the real programs --------------------
+def _blocked_on_a_lock(pid: int) -> bool:
+    """Whether `pid` waits for a file lock (Linux lists waiters in /proc/locks with `->`)."""
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if "->" in fields and str(pid) in fields:
+            return True
+    return False
+
+
+def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
+    """SIGINT while `trt-edge-device status` waits for the agent's lock, which this test
+    holds: the program is inside the command for sure (not still starting Python), in
+    plain Python code, so the moment of the interrupt is the same on every run."""
+    import fcntl
+
+    root = tmp_path / "state"
+    DeviceStore(root).ensure_layout()
+    with open(root / "agent.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        process = subprocess.Popen(
+            cli("trt-edge-device", "status", "--root", str(root)),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while not _blocked_on_a_lock(process.pid):
+                assert process.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == EXIT_INTERRUPTED, err
+    assert err == "trt-edge-device status: interrupted\n"
+    assert out == ""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["trt-edge", "validate", str(TINY_LLM)], id="trt-edge validate"),
+        pytest.param(["trt-edge-device", "status", "--root", "ROOT"], id="trt-edge-device status"),
+    ],
+)
+def test_a_reader_that_went_away_stops_output_quietly(argv: list[str], tmp_path: Path) -> None:
+    """`… | head -c1` without the race: the pipe's reading end is closed before the
+    program writes, so its first write fails with EPIPE every time."""
+    argv = [str(tmp_path / "state") if a == "ROOT" else a for a in argv]
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            cli(argv[0], *argv[1:]),
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+    assert "Exception ignored" not in done.stderr
+
+
+@pytest.mark.parametrize(("prog", "path"), ALL_CASES)
+def test_every_command_has_help(
+    prog: str, path: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    shell, _ = PROGRAMS[prog]
+    assert shell.main([*path, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: {prog} {' '.join(path)} ")
+    command = shell.commands()[path]
+    lead = " ".join((command.description or command.help).split()[:4])
+    assert lead in " ".join(out.split())  # argparse reflows the description
