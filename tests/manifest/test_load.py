@@ -181,6 +181,17 @@ def test_schema_comment_pointing_nowhere_is_a_warning(
     assert (warning.line, warning.col, warning.path) == (1, 33, "$schema")
 
 
+def test_schema_comment_with_a_nul_byte_is_a_warning_not_a_crash(
+    base_text: str, write_manifest: Writer
+) -> None:
+    # Path.resolve() raises ValueError on a NUL byte; hypothesis found it in the fuzz test.
+    text = "# yaml-language-server: $schema=../sch\x00ema.json\n" + base_text
+    result = load_manifest(write_manifest(text))
+    assert result.ok
+    [warning] = result.warnings
+    assert warning.path == "$schema" and "not found" in warning.message
+
+
 def test_overlap_under_auto_explains_sticky_first_fit(
     base_text: str, write_manifest: Writer
 ) -> None:

@@ -158,8 +158,12 @@ def schema_comment_diagnostics(text: str, manifest_path: Path, file: str) -> lis
         ref = match.group(1)
         if "://" in ref:
             continue
-        target = (manifest_path.parent / ref).resolve()
-        if not target.is_file():
+        try:
+            target = (manifest_path.parent / ref).resolve()
+            found = target.is_file()
+        except (OSError, ValueError):  # a NUL byte or an over-long name: no such file
+            target, found = manifest_path.parent / ref, False
+        if not found:
             col = line.index(ref) + 1
             out.append(
                 Diagnostic(
