@@ -187,9 +187,10 @@ def test_schema_comment_with_a_nul_byte_is_a_warning_not_a_crash(
     # Path.resolve() raises ValueError on a NUL byte; hypothesis found it in the fuzz test.
     text = "# yaml-language-server: $schema=../sch\x00ema.json\n" + base_text
     result = load_manifest(write_manifest(text))
-    assert result.ok
-    [warning] = result.warnings
-    assert warning.path == "$schema" and "not found" in warning.message
+    assert [d.message for d in result.errors] == [
+        "not valid YAML: unacceptable character #x0000: control characters are not allowed"
+    ]
+    assert any(w.path == "$schema" and "not found" in w.message for w in result.warnings)
 
 
 def test_overlap_under_auto_explains_sticky_first_fit(
