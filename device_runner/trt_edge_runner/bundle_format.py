@@ -135,12 +135,6 @@ class BundleManifest:
                 domain[sym] = (min(lo, r.min), max(hi, r.max))
         return domain
 
-    def profile_index(self, name: str) -> int | None:
-        for i, profile in enumerate(self.profiles):
-            if profile.name == name:
-                return i
-        return None
-
     # ---- (de)serialisation ---------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         def tensor(t: TensorSpec) -> dict[str, Any]:
