@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from trt_edge_runner.json_documents import parse_json_object
+
 SCHEMA_VERSION = 1
 BUNDLE_JSON = "bundle.json"
 BUNDLE_SIG = "bundle.sig"
@@ -190,13 +192,7 @@ class BundleManifest:
 
     @classmethod
     def from_json(cls, data: bytes | str, source: str = BUNDLE_JSON) -> BundleManifest:
-        try:
-            doc = json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise BundleFormatError(
-                f"{source}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}"
-            ) from None
-        return cls.from_dict(doc, source)
+        return cls.from_dict(parse_json_object(data, source, "", BundleFormatError), source)
 
     @classmethod
     def from_dict(cls, doc: Any, source: str = BUNDLE_JSON) -> BundleManifest:

@@ -46,7 +46,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path, PurePosixPath
@@ -347,25 +347,32 @@ def scan_directory(root: Path) -> Iterable[Entry]:
                 yield Entry(rel, "other", 0, _describe_mode(info.st_mode))
 
 
+def _read_blocks(path: Path, limit: int) -> Iterator[bytes]:
+    """The bytes of the regular file `path` in blocks, at most `limit` of them; no link
+    followed, no fifo waited on (OSError when the system refuses, or it is no regular file)."""
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path.name} is no longer a regular file")
+        left = limit
+        while left > 0:
+            block = os.read(fd, min(_BLOCK, left))
+            if not block:
+                return
+            left -= len(block)
+            yield block
+    finally:
+        os.close(fd)
+
+
 def file_digest(root: Path) -> Digest:
     """Hash regular files below `root`: no link followed, never more than `limit` bytes read."""
 
     def digest(path: str, limit: int) -> str:
-        fd = os.open(root.joinpath(*path.split("/")), _OPEN_FLAGS)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise OSError(f"{path} is no longer a regular file")
-            sha = hashlib.sha256()
-            left = limit
-            while left > 0:
-                block = os.read(fd, min(_BLOCK, left))
-                if not block:
-                    break
-                sha.update(block)
-                left -= len(block)
-            return sha.hexdigest()
-        finally:
-            os.close(fd)
+        sha = hashlib.sha256()
+        for block in _read_blocks(root.joinpath(*path.split("/")), limit):
+            sha.update(block)
+        return sha.hexdigest()
 
     return digest
 
@@ -434,7 +441,7 @@ def read_document(bundle_dir: Path, name: str = BUNDLE_JSON) -> bytes:
         problem = _oversized_document(name, info.st_size)
     if problem is None:
         try:
-            data = read_capped(path, MAX_DOCUMENT_BYTES + 1)
+            data = b"".join(_read_blocks(path, MAX_DOCUMENT_BYTES + 1))
         except OSError as exc:
             problem = Problem(
                 ProblemKind.UNREADABLE, name, f"cannot be read: {exc.strerror or exc}"
@@ -447,31 +454,12 @@ def read_document(bundle_dir: Path, name: str = BUNDLE_JSON) -> bytes:
     raise AssertionError("refuse raises for a problem")  # pragma: no cover
 
 
-def read_capped(path: Path, limit: int) -> bytes:
-    """At most `limit` bytes of the regular file `path`, opened without following a link."""
-    fd = os.open(path, _OPEN_FLAGS)
-    try:
-        chunks = []
-        left = limit
-        while left > 0:
-            block = os.read(fd, min(_BLOCK, left))
-            if not block:
-                break
-            chunks.append(block)
-            left -= len(block)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def parse_manifest(data: bytes, source: str) -> BundleManifest:
     """`bundle.json` bytes as a manifest, or BundleFormatMismatchError naming `source`."""
     try:
         return BundleManifest.from_json(data, source=source)
     except BundleFormatError as exc:
         raise BundleFormatMismatchError(str(exc)) from None
-    except UnicodeDecodeError as exc:
-        raise BundleFormatMismatchError(f"{source}: not UTF-8: {exc}") from None
 
 
 def read_manifest(bundle_dir: Path) -> tuple[bytes, BundleManifest]:

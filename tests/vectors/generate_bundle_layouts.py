@@ -9,7 +9,7 @@ expected set of (problem kind, path). Every expectation is written by hand from
 the rule (its docstring in `bundle_integrity.py`); nothing here calls an
 implementation. The JSON file is the contract and is checked in. Regenerate with:
 
-    .venv/bin/python tests/vectors/generate_bundle_layouts.py
+    .venv/bin/python tests/vectors/generate_bundle_layouts.py   # --check: compare only
 
 Node types (materialised in order; a file's folders are created as needed):
 `{"type": "file", "text": T}` (UTF-8 bytes) or `{"type": "file", "size": N}` (N
@@ -26,6 +26,8 @@ import hashlib
 import json
 from pathlib import Path
 from typing import Any
+
+from vector_file import vector_document, write_or_check
 
 OUT = Path(__file__).with_name("bundle_layouts.json")
 
@@ -418,30 +420,13 @@ def cases() -> list[Case]:
 
 
 def document() -> str:
-    """The file's text: one case per line, so diffs of the contract stay reviewable."""
-    all_cases = cases()
-    names = [c["name"] for c in all_cases]
-    duplicates = {n for n in names if names.count(n) > 1}
-    if duplicates:
-        raise SystemExit(f"duplicate case names: {sorted(duplicates)}")
     description = (
         "Conformance vectors for the trt-edge bundle integrity rule "
         "(trt_edge_runner/bundle_integrity.py). Run: python -m trt_edge_runner.conformance "
         "FILE, and the C++ trt_edge_bundle_conformance FILE."
     )
-    lines = ",\n".join("  " + json.dumps(c, ensure_ascii=False) for c in all_cases)
-    text = (
-        f'{{"format": "bundle_layouts",\n "description": {json.dumps(description)},\n'
-        f' "caps": {json.dumps(CAPS)},\n "cases": [\n{lines}\n]}}\n'
-    )
-    return text
-
-
-def main() -> None:
-    text = document()
-    OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {len(json.loads(text)['cases'])} cases to {OUT}")
+    return vector_document(cases(), description, {"format": "bundle_layouts", "caps": CAPS})
 
 
 if __name__ == "__main__":
-    main()
+    write_or_check(OUT, document())

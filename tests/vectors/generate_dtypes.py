@@ -7,7 +7,7 @@ ScalarType numbering and element sizes against it. `python -m
 trt_edge_runner.conformance tests/vectors/dtypes.json` fails when this file is
 stale. Regenerate with:
 
-    .venv/bin/python tests/vectors/generate_dtypes.py
+    .venv/bin/python tests/vectors/generate_dtypes.py   # --check: compare only
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from trt_edge_runner.dtypes import DTYPES
+from vector_file import write_or_check
 
 OUT = Path(__file__).with_name("dtypes.json")
 
@@ -34,10 +35,5 @@ def document() -> str:
     )
 
 
-def main() -> None:
-    OUT.write_text(document(), encoding="utf-8")
-    print(f"wrote {len(DTYPES)} dtypes to {OUT}")
-
-
 if __name__ == "__main__":
-    main()
+    write_or_check(OUT, document())

@@ -10,14 +10,15 @@ expectation is written by hand from DESIGN.md ("Runner: decide, apply, or
 emulate", and "a multi-profile .pte on a runner without profile support is load
 compatible: profile 0 only"); nothing here calls an implementation. Regenerate with:
 
-    .venv/bin/python tests/vectors/generate_mode_decision.py
+    .venv/bin/python tests/vectors/generate_mode_decision.py   # --check: compare only
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+from vector_file import vector_document, write_or_check
 
 OUT = Path(__file__).with_name("mode_decision.json")
 
@@ -112,30 +113,14 @@ def cases() -> list[Case]:
 
 
 def document() -> str:
-    """The file's text: one case per line, so diffs of the contract stay reviewable."""
-    all_cases = cases()
-    names = [c["name"] for c in all_cases]
-    duplicates = {n for n in names if names.count(n) > 1}
-    if duplicates:
-        raise SystemExit(f"duplicate case names: {sorted(duplicates)}")
     description = (
         "Conformance vectors for the trt-edge mode decision (DESIGN.md, 'Runner: decide, "
         "apply, or emulate'). Run: python -m trt_edge_runner.conformance FILE, and the C++ "
         "trt_edge_conformance FILE."
     )
-    lines = ",\n".join("  " + json.dumps(c) for c in all_cases)
-    text = (
-        f'{{"format": "mode_decision",\n "description": {json.dumps(description)},\n'
-        f' "tensorrt_backend_id": {json.dumps(TRT)},\n "cases": [\n{lines}\n]}}\n'
-    )
-    return text
-
-
-def main() -> None:
-    text = document()
-    OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {len(json.loads(text)['cases'])} cases to {OUT}")
+    header = {"format": "mode_decision", "tensorrt_backend_id": TRT}
+    return vector_document(cases(), description, header)
 
 
 if __name__ == "__main__":
-    main()
+    write_or_check(OUT, document())

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bundle_integrity.h"
+#include "vector_json.h"
 
 namespace {
 
@@ -33,22 +34,9 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 using trt_edge::runner::layout_problems;
 
-struct FormatError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-const json& field(const json& obj, const char* key, const std::string& where) {
-  if (!obj.is_object() || !obj.contains(key)) {
-    throw FormatError(where + ": missing '" + key + "'");
-  }
-  return obj.at(key);
-}
-
-std::string text(const json& obj, const char* key, const std::string& where) {
-  const json& v = field(obj, key, where);
-  if (!v.is_string()) throw FormatError(where + "." + key + ": expected a string");
-  return v.get<std::string>();
-}
+using trt_edge::vectors::field;
+using trt_edge::vectors::FormatError;
+using trt_edge::vectors::text;
 
 void fail_errno(const std::string& what) {
   throw std::runtime_error(what + ": " + std::strerror(errno));

@@ -18,28 +18,15 @@
 
 #include "trt_edge/mode_decision.h"
 #include "trt_edge/profile_selection.h"
+#include "vector_json.h"
 
 namespace {
 
 using nlohmann::json;
 
-struct FormatError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-const json& field(const json& obj, const char* key, const std::string& where) {
-  if (!obj.is_object() || !obj.contains(key)) {
-    throw FormatError(where + ": missing '" + key + "'");
-  }
-  return obj.at(key);
-}
-
-int64_t integer(const json& v, const std::string& where) {
-  if (!v.is_number_integer()) {
-    throw FormatError(where + ": expected an integer, got " + v.dump());
-  }
-  return v.get<int64_t>();
-}
+using trt_edge::vectors::field;
+using trt_edge::vectors::FormatError;
+using trt_edge::vectors::integer;
 
 trt_edge::Dims dims(const json& v, const std::string& where) {
   if (!v.is_array()) {
