@@ -60,9 +60,14 @@ test-cpp: setup sysdeps
 	cmake --build $(CPP_BUILD) -j $(JOBS)
 	cd $(CPP_BUILD) && ctest --output-on-failure
 
+# Every shared vector file through both implementations (Python: one entry point for all).
+VECTORS := profile_selection mode_decision bundle_layouts dtypes
 conformance: setup test-cpp
-	$(PYTHON) -m trt_edge_runner.conformance tests/vectors/profile_selection.json
+	for v in $(VECTORS); do $(PYTHON) -m trt_edge_runner.conformance tests/vectors/$$v.json || exit 1; done
 	$(CPP_BUILD)/trt_edge_conformance tests/vectors/profile_selection.json
+	$(CPP_BUILD)/trt_edge_conformance tests/vectors/mode_decision.json
+	$(CPP_BUILD)/trt_edge_bundle_conformance tests/vectors/bundle_layouts.json
+	$(CPP_BUILD)/trt_edge_dtype_conformance tests/vectors/dtypes.json
 
 # Device tarballs: trt-edge-run + exactly the ExecuTorch libraries it loads, relocatable
 # ($ORIGIN/../lib runpath), as dist/trt-edge-runner-<version>-linux-<arch>.tar.gz.

@@ -31,8 +31,9 @@ import timeit
 from collections.abc import Callable
 from pathlib import Path
 
+from trt_edge_runner.emulation import ProfileResolver
 from trt_edge_runner.guard import OptimizationProfileGuard, current_request
-from trt_edge_runner.input_check import ProfileResolver, check_inputs
+from trt_edge_runner.input_check import check_inputs
 from trt_edge_runner.policy import ProfileBounds, ProfileTable, select_profile
 
 REPO = Path(__file__).resolve().parents[1]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from trt_edge_runner.errors import TrtEdgeError
+from trt_edge_runner.json_documents import parse_json_object
 
 SCHEMA_VERSION = 1
 BUNDLE_JSON = "bundle.json"
@@ -137,12 +138,6 @@ class BundleManifest:
                 domain[sym] = (min(lo, r.min), max(hi, r.max))
         return domain
 
-    def profile_index(self, name: str) -> int | None:
-        for i, profile in enumerate(self.profiles):
-            if profile.name == name:
-                return i
-        return None
-
     # ---- (de)serialisation ---------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         def tensor(t: TensorSpec) -> dict[str, Any]:
@@ -198,13 +193,7 @@ class BundleManifest:
 
     @classmethod
     def from_json(cls, data: bytes | str, source: str = BUNDLE_JSON) -> BundleManifest:
-        try:
-            doc = json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise BundleFormatError(
-                f"{source}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}"
-            ) from None
-        return cls.from_dict(doc, source)
+        return cls.from_dict(parse_json_object(data, source, "", BundleFormatError), source)
 
     @classmethod
     def from_dict(cls, doc: Any, source: str = BUNDLE_JSON) -> BundleManifest:

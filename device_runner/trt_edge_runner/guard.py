@@ -36,7 +36,6 @@ class _RequestSlot(threading.local):
 
 
 _slot = _RequestSlot()
-_SMALL_PINS = tuple(Request.pinned(i) for i in range(16))
 
 
 def current_request() -> Request:
@@ -89,18 +88,15 @@ class OptimizationProfileGuard(_ScopedRequest):
     __slots__ = ()
 
     def __init__(self, index: int) -> None:
-        # Built once per execution, so the common case (a small plain int) takes
-        # a shared Request without further calls; everything else is checked.
-        if type(index) is int and 0 <= index < len(_SMALL_PINS):
-            self.request = _SMALL_PINS[index]
-        else:
-            value = as_index(index)
-            if value < 0:
-                raise ValueError(
-                    f"profile index must be >= 0, got {value}; "
-                    "use OptimizationProfileGuard.automatic() for shape-based selection"
-                )
-            self.request = Request.pinned(value)
+        # Built once per execution: Request.pinned hands out shared values for small
+        # indices, so the common case builds nothing.
+        value = as_index(index)
+        if value < 0:
+            raise ValueError(
+                f"profile index must be >= 0, got {value}; "
+                "use OptimizationProfileGuard.automatic() for shape-based selection"
+            )
+        self.request = Request.pinned(value)
         self._saved = []
 
     @classmethod

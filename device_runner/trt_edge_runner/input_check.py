@@ -1,44 +1,28 @@
-"""Input validation against the selected profile, and one engine's resolve step.
+"""Input validation against the selected profile, worded for a user.
 
-`select_profile` (policy.py) only decides; this module turns its outcome into
-what a user sees: a `ProfileMismatchError` naming the input, the dim, the value
-and the allowed range (for "no profile matches", every profile's ranges), a
-`RequestedProfileUnavailableError` for a pin the engine lacks, and the
-"pin ignored" warning.
-
-Where the warn-once lives: in `ProfileResolver`, one per engine (the runner
-opens one per loaded program, as a native delegate holds one per engine). A
-single-profile engine under a nonzero pin would otherwise log on every call of
-a decode loop; the policy itself stays pure and never logs.
-
-Order inside an execution (DESIGN.md): collect all input dims → select →
-validate every input against the selected profile → switch if it changed.
+`select_profile` (policy.py) only decides; this module turns a misfit into what
+a user sees: a `ProfileMismatchError` naming the input, the dim, the value and
+the allowed range (for "no profile matches", every profile's ranges). The
+runner's emulation (`emulation.ProfileResolver`) raises these.
 
 Standard library only: this module ships to devices.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from trt_edge_runner.errors import ProfileMismatchError, RequestedProfileUnavailableError
+from trt_edge_runner.errors import ProfileMismatchError
 from trt_edge_runner.policy import (
     Dims,
-    Outcome,
     ProfileBounds,
     ProfileTable,
-    Request,
-    Selection,
     profile_fits,
-    select_profile,
 )
 
 if TYPE_CHECKING:
     from trt_edge_runner.bundle_format import BundleManifest
-
-log = logging.getLogger("trt_edge_runner.policy")
 
 
 def _shape(dims: Dims) -> str:
@@ -98,10 +82,10 @@ def check_inputs(
     # Fast path first (runs once per execution): messages are built only on failure.
     if profile_fits(table, profile, dims):
         return
-    raise _mismatch(table, profile, dims, names, profile_names)
+    raise mismatch_error(table, profile, dims, names, profile_names)
 
 
-def _mismatch(
+def mismatch_error(
     table: ProfileTable,
     profile: int,
     dims: Sequence[Dims],
@@ -134,7 +118,7 @@ def _mismatch(
                     f"[{lo}, {hi}] (shape {_shape(shape)}, profile accepts {_envelope(bounds)}); "
                     "pass a shape inside the range, or pin/select a profile that accepts it"
                 )
-    raise AssertionError("_mismatch called for inputs the profile accepts")
+    raise AssertionError("mismatch_error called for inputs the profile accepts")
 
 
 def no_match_error(
@@ -161,78 +145,3 @@ def no_match_error(
         + "\n".join(lines)
         + "\nuse shapes inside one profile, or add a profile covering them to the manifest"
     )
-
-
-class ProfileResolver:
-    """One engine's profile state: table, active profile, and the pin-ignored warn-once.
-
-    `resolve` is the whole decision of one execution: select, turn failure
-    outcomes into errors, validate every input against the selected profile,
-    then record it as active (so auto stays sticky). Not thread-safe by design,
-    like an ExecuTorch Module: one engine executes on one thread at a time.
-    """
-
-    def __init__(
-        self,
-        table: ProfileTable,
-        *,
-        names: Sequence[str] | None = None,
-        profile_names: Sequence[str] | None = None,
-        engine: str = "engine",
-    ) -> None:
-        self.table = table
-        self.names = names
-        self.profile_names = profile_names
-        self.engine = engine
-        self.pin_ignored_warned = False
-
-    @classmethod
-    def from_bundle(cls, manifest: BundleManifest) -> ProfileResolver:
-        return cls(
-            ProfileTable.from_bundle(manifest),
-            names=[t.name for t in manifest.inputs],
-            profile_names=[p.name for p in manifest.profiles],
-            engine=f"{manifest.name}-{manifest.version}",
-        )
-
-    @property
-    def active(self) -> int:
-        return self.table.active
-
-    def resolve(self, request: Request, dims: Sequence[Dims]) -> Selection:
-        """Select and validate for one execution; raise a RunnerError if it cannot run."""
-        selection = select_profile(self.table, request, dims)
-        outcome = selection.outcome
-        if outcome is Outcome.NO_PROFILE_MATCHES_INPUTS:
-            raise no_match_error(
-                self.table, dims, names=self.names, profile_names=self.profile_names
-            )
-        if outcome is Outcome.REQUESTED_PROFILE_UNAVAILABLE:
-            count = len(self.table.bounds)
-            index = request.index
-            why = (
-                "profile indices are never negative"
-                if index is not None and index < 0
-                else f"the engine has {count} profile(s) (valid: 0..{count - 1})"
-            )
-            raise RequestedProfileUnavailableError(
-                f"{self.engine}: the request pins profile {index}, but {why}; "
-                "pin an index in range or use OptimizationProfileGuard.automatic()"
-            )
-        if outcome is Outcome.PIN_IGNORED_SINGLE_PROFILE and not self.pin_ignored_warned:
-            self.pin_ignored_warned = True
-            log.warning(
-                "%s has a single optimization profile; ignoring the pin to profile %s and "
-                "running profile 0 (logged once per engine)",
-                self.engine,
-                request.index,
-            )
-        profile = selection.profile
-        assert profile is not None, "a continuing outcome carries a profile"
-        if request.kind != "auto" and not profile_fits(self.table, profile, dims):
-            # Auto only answers OK with a profile every input fits; pins and
-            # Default are taken without a fit check, so they are validated here.
-            raise _mismatch(self.table, profile, dims, self.names, self.profile_names)
-        if profile != self.table.active:
-            self.table = self.table.with_active(profile)
-        return selection

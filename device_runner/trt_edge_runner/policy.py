@@ -1,12 +1,15 @@
-"""Which optimization profile an execution runs under: the pure selection policy.
+"""The pure policy: which optimization profile an execution runs under, and in which mode.
 
 This is trt-edge's copy of the decision in Torch-TensorRT's ExecuTorch backend
 (`OptimizationProfileSelection.h`): a function over a small table, with no
 engine, no runtime and no logging, returning an outcome value that separates
 "continue" from "continue, but tell the user" from two distinct failures. The
 caller (the runner's emulation, or a native delegate) reports and applies it.
-The C++ header `device_runner/cpp/include/trt_edge/profile_policy.h` implements
-the same function; both are held to `tests/vectors/profile_selection.json`.
+The C++ header `device_runner/cpp/include/trt_edge/profile_selection.h`
+implements the same function; both are held to `tests/vectors/profile_selection.json`.
+`decide_mode` (end of this file) is the other pure decision, taken once per
+bundle: native, emulated or profile 0 only (`tests/vectors/mode_decision.json`,
+C++ `trt_edge/mode_decision.h`).
 
 Rules (DESIGN.md, "Profile semantics"):
 
@@ -126,20 +129,6 @@ class ProfileBounds:
     min: tuple[int, ...]
     max: tuple[int, ...]
 
-    def fits(self, dims: Dims) -> bool:
-        """Same rank as both `min` and `max`, and every extent within [min, max]."""
-        lo, hi = self.min, self.max
-        rank = len(dims)
-        if rank != len(lo) or rank != len(hi):
-            return False
-        # A plain indexed loop, not all(<genexpr>) or zip: this runs per input
-        # per profile tried per execution, and the Python budget is a few µs.
-        for k in range(rank):
-            d = dims[k]
-            if d < lo[k] or d > hi[k]:
-                return False
-        return True
-
 
 @dataclass(frozen=True, slots=True)
 class ProfileTable:
@@ -193,8 +182,10 @@ def _ok(profile: int) -> Selection:
 def profile_fits(table: ProfileTable, profile: int, input_dims: Sequence[Dims]) -> bool:
     """Whether `profile` accepts every input; an index or row the table lacks does not fit.
 
-    `ProfileBounds.fits` inlined: this runs once per profile tried per
-    execution, and a method call per input is a measurable part of the budget.
+    An input fits when it has the rank of both `min` and `max` and every extent
+    lies within [min, max]. Plain indexed loops, no per-input method call or
+    generator: this runs once per profile tried per execution, and the Python
+    budget is a few µs.
     """
     if profile < 0 or profile >= len(table.bounds):
         return False
@@ -237,3 +228,67 @@ def select_profile(table: ProfileTable, request: Request, input_dims: Sequence[D
     if index > 0 and count == 1:
         return _PIN_IGNORED
     return _UNAVAILABLE
+
+
+# ---- how a bundle runs here: native, emulated, or profile 0 only ----------------
+
+Mode = Literal["native", "emulated"]
+Notice = Literal["tensorrt_without_native_guard", "policy_ignored"]
+
+# Backend id under which Torch-TensorRT's ExecuTorch delegate registers (and lowers).
+TENSORRT_BACKEND_ID = "TensorRTBackend"
+
+
+@dataclass(frozen=True, slots=True)
+class ModeDecision:
+    """How a bundle runs on this runner, and the one notice to give when that degrades it.
+
+    `notice` is a code (the vectors compare it); `message` is the sentence a
+    runner logs once, at open.
+    """
+
+    mode: Mode
+    profile0_only: bool
+    notice: Notice | None
+    message: str | None
+
+
+def decide_mode(
+    delegate_backends: Sequence[str],
+    profile_count: int,
+    *,
+    native_guard: bool,
+    honour_policy: bool,
+) -> ModeDecision:
+    """Native, emulated, or profile 0 only — from the bundle's delegates and this runner.
+
+    Pure, so every branch is tested without a TensorRT install, and the C++ runner
+    (`trt_edge/mode_decision.h`) decides the same, case for case
+    (`tests/vectors/mode_decision.json`). Native needs TensorRT delegates *and* a
+    native guard in this runner; TensorRT delegates without one can only run
+    profile 0 (the engine ignores any request), which a multi-profile bundle must
+    say once; `honour_policy=False` behaves the same on purpose (an old runner).
+    CPU delegates are always emulated: the runner itself is the policy. Whatever
+    the mode, the runner selects and validates against the bundle's profile table.
+    """
+    has_trt = TENSORRT_BACKEND_ID in delegate_backends
+    multi = profile_count > 1
+    mode: Mode = "native" if has_trt and native_guard else "emulated"
+    if has_trt and not native_guard and multi:
+        return ModeDecision(
+            mode,
+            True,
+            "tensorrt_without_native_guard",
+            f"{profile_count} optimization profiles, but this runner has no native TensorRT "
+            "profile guard: running profile 0 only (every phase and pin uses profile 0)",
+        )
+    if not honour_policy:
+        if not multi:
+            return ModeDecision(mode, True, None, None)
+        return ModeDecision(
+            mode,
+            True,
+            "policy_ignored",
+            "policy ignored on request (honour_policy=False): running profile 0 only",
+        )
+    return ModeDecision(mode, False, None, None)

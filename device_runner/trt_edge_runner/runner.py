@@ -7,20 +7,21 @@ bundle's `values`) → execute → outputs. Everything that can be refused is
 refused before the ExecuTorch method runs, with a `RunnerError` naming the input,
 dim, value and allowed range.
 
-Mode (DESIGN.md "Runner: decide, apply, or emulate"):
+Where the parts live (DESIGN.md "Runner: decide, apply, or emulate"): the pure
+policy and the mode decision in `policy.py`, emulation (select, validate, sticky
+auto, warn once) in `emulation.py`, the actuator — a native TensorRT profile
+guard, which no Python runtime has — in `actuator.py`, the integrity rule and
+the one `bundle.json` reader in `bundle_integrity.py`, the runtime's stderr
+noise filter in `runtime_stderr.py`. This module opens a bundle and executes.
 
-- **native**: the bundle has TensorRT delegates and the installed Torch-TensorRT
-  ExecuTorch backend exposes its thread-local `OptimizationProfileGuard` to
-  Python; the runner still selects and validates (same policy, clear errors),
-  then also sets the native request on the executing thread.
-- **emulated**: everything else. The runner enforces selection and validation
-  itself against the profile table recorded in `bundle.json`. On CPU backends
-  (XNNPACK, portable) the program was exported over the union of all profiles,
-  so emulation rejects exactly what a device would reject.
-- A multi-profile bundle with TensorRT delegates but no native guard (an older
-  backend) can only ever run profile 0: the runner says so once, at open, and
-  then treats every request as Default (profile 0, validated) — as does a runner
-  opened with `honour_policy=False` (how a runner without profile support behaves).
+Every bundle runs **emulated** here: the runner enforces selection and
+validation itself against the profile table recorded in `bundle.json`. On CPU
+backends (XNNPACK, portable) the program was exported over the union of all
+profiles, so emulation rejects exactly what a device would reject. A
+multi-profile bundle with TensorRT delegates can only ever run profile 0 in
+Python (no native guard): the runner says so once, at open, and then treats
+every request as Default (profile 0, validated) — as does a runner opened with
+`honour_policy=False` (how a runner without profile support behaves).
 
 Thread safety: guards are per thread (`trt_edge_runner.guard`), so two threads
 can run different phases on one `Runner`. An ExecuTorch method is not reentrant
@@ -32,29 +33,20 @@ that need parallel execution open one `Runner` each.
 from __future__ import annotations
 
 import copy
-import importlib
 import logging
-import os
-import sys
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from trt_edge_runner.bundle_format import (
-    BUNDLE_JSON,
-    MODEL_PTE,
-    BundleFormatError,
-    BundleManifest,
-    file_sha256,
-)
+from trt_edge_runner.actuator import NATIVE_PROFILE_GUARD
+from trt_edge_runner.bundle_format import BUNDLE_JSON, MODEL_PTE, BundleManifest
+from trt_edge_runner.bundle_integrity import read_manifest, verify_directory
+from trt_edge_runner.dtypes import NUMPY_WIDENING, dtype_info
+from trt_edge_runner.emulation import ProfileResolver
 from trt_edge_runner.errors import (
-    BundleFormatMismatchError,
-    BundleIntegrityError,
     ExecutionError,
     InputSpecError,
     InputValueError,
@@ -63,84 +55,15 @@ from trt_edge_runner.errors import (
     RuntimeUnavailableError,
 )
 from trt_edge_runner.guard import OptimizationProfileGuard, PhaseGuard, current_request
-from trt_edge_runner.input_check import ProfileResolver
-from trt_edge_runner.policy import Outcome, Request, Selection
+from trt_edge_runner.policy import Mode, Outcome, Request, Selection, decide_mode
+from trt_edge_runner.runtime_stderr import quiet_runtime_stderr, runtime_logs_wanted
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
 log = logging.getLogger("trt_edge_runner.runner")
 
-Mode = Literal["native", "emulated"]
 Target = str | int | Request
-
-# Backend id under which Torch-TensorRT's ExecuTorch delegate registers (and lowers).
-TENSORRT_BACKEND_ID = "TensorRTBackend"
-# Where a native Python binding of the guard would live; upstream exposes it in C++
-# only (an open pull request), so this lookup honestly fails on every release so far.
-NATIVE_GUARD_MODULE = "torch_tensorrt.executorch"
-NATIVE_GUARD_NAME = "OptimizationProfileGuard"
-
-
-# Set to 1 to see everything the ExecuTorch runtime prints while a bundle loads.
-RUNTIME_LOGS_ENV = "TRT_EDGE_RUNTIME_LOGS"
-# What XNNPACK's CPU probe prints (via ET_LOG) the first time a method with an
-# XNNPACK delegate is loaded: the /sys files it could not read on this machine. It
-# is informational, every call, on every x86 box; it drowned the runner's messages.
-RUNTIME_NOISE = ("[cpuinfo_utils.cpp:",)
-
-
-def runtime_logs_wanted(explicit: bool | None = None) -> bool:
-    """Whether the runtime's own stderr lines are shown: the flag, else $TRT_EDGE_RUNTIME_LOGS."""
-    if explicit is not None:
-        return explicit
-    return os.environ.get(RUNTIME_LOGS_ENV, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-_STDERR_CAPTURE_LOCK = threading.Lock()
-
-
-@contextmanager
-def quiet_runtime_stderr(show_all: bool = False) -> Iterator[None]:
-    """Hold back the ExecuTorch runtime's known-noise lines on fd 2 for the block.
-
-    The runtime writes from C++ straight to file descriptor 2, below Python's
-    `sys.stderr`, so the only way to keep those lines off a terminal is to point
-    fd 2 at a temporary file for the (short) load and restore it afterwards.
-    Nothing is swallowed but the known XNNPACK CPU-probe lines: every other
-    captured line is written back to stderr when the block ends, and everything
-    (noise included) when the block raises or `show_all` is set, so a load
-    failure still shows what the runtime said. While the block runs, other
-    threads' stderr writes are captured and replayed the same way.
-    """
-    if show_all:
-        yield
-        return
-    sys.stderr.flush()
-    # fd 2 is process-wide: two threads opening bundles at once must not save each
-    # other's redirection as "the original" (stderr would stay lost), so loads that
-    # capture are serialised.
-    with _STDERR_CAPTURE_LOCK, tempfile.TemporaryFile() as capture:
-        saved = os.dup(2)
-        failed = False
-        try:
-            os.dup2(capture.fileno(), 2)
-            try:
-                yield
-            except BaseException:
-                failed = True
-                raise
-            finally:
-                sys.stderr.flush()
-                os.dup2(saved, 2)
-        finally:
-            os.close(saved)
-            capture.seek(0)
-            lines = capture.read().decode("utf-8", errors="replace").splitlines(keepends=True)
-            kept = [ln for ln in lines if failed or not ln.lstrip().startswith(RUNTIME_NOISE)]
-            if kept:
-                sys.stderr.write("".join(kept))
-                sys.stderr.flush()
 
 
 @dataclass(frozen=True)
@@ -178,141 +101,6 @@ def _load_method(runtime: Any, pte: Path, ptd: Path, method_name: str) -> Any:
         raise ProgramLoadError(f"{pte}: loading method {method_name!r} failed: {exc}") from None
 
 
-def read_bundle_manifest(bundle_dir: Path) -> BundleManifest:
-    """`bundle.json` of `bundle_dir`, or a RunnerError saying what is wrong with it."""
-    path = bundle_dir / BUNDLE_JSON
-    if not bundle_dir.is_dir():
-        raise BundleFormatMismatchError(f"{bundle_dir}: not a directory; pass a bundle directory")
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise BundleFormatMismatchError(
-            f"{path}: missing; {bundle_dir} is not a trt-edge bundle (build one with "
-            "`trt-edge build MANIFEST`)"
-        ) from None
-    try:
-        return BundleManifest.from_json(data, source=str(path))
-    except BundleFormatError as exc:
-        raise BundleFormatMismatchError(str(exc)) from None
-
-
-def verify_bundle_files(bundle_dir: Path, manifest: BundleManifest) -> None:
-    """Check every listed file's size and sha256 before anything is loaded.
-
-    Size first (cheap, catches truncation), then the digest. The program itself
-    must be listed: a bundle.json that does not cover model.pte protects nothing.
-    """
-    source = bundle_dir / BUNDLE_JSON
-    if MODEL_PTE not in manifest.files:
-        raise BundleIntegrityError(
-            f"{source}: files does not list {MODEL_PTE}; the bundle is incomplete: rebuild it"
-        )
-    for name, entry in sorted(manifest.files.items()):
-        rel = PurePosixPath(name)
-        if rel.is_absolute() or ".." in rel.parts or not rel.parts:
-            raise BundleIntegrityError(
-                f"{source}: files lists {name!r}, which is not a path inside the bundle"
-            )
-        path = bundle_dir.joinpath(*rel.parts)
-        try:
-            size = path.stat().st_size
-        except FileNotFoundError:
-            raise BundleIntegrityError(
-                f"{path}: missing, but {BUNDLE_JSON} lists it; copy the whole bundle again"
-            ) from None
-        if size != entry.size:
-            raise BundleIntegrityError(
-                f"{path}: size {size} bytes, but {BUNDLE_JSON} records {entry.size}; the file "
-                "was truncated or modified: copy the bundle again or rebuild it"
-            )
-        digest = file_sha256(path)
-        if digest != entry.sha256:
-            raise BundleIntegrityError(
-                f"{path}: sha256 {digest}, but {BUNDLE_JSON} records {entry.sha256}; the file "
-                "was modified: refusing to load it (copy the bundle again or rebuild it)"
-            )
-
-
-def native_guard_factory() -> Callable[[Request], AbstractContextManager[Any]] | None:
-    """The installed backend's native guard as `request -> context manager`, if it has one.
-
-    Detected, never assumed: the module must import and expose the guard with an
-    `automatic()` constructor. Returns None otherwise (always, today).
-    """
-    try:
-        module = importlib.import_module(NATIVE_GUARD_MODULE)
-    except Exception:  # ImportError, or libnvinfer missing (OSError) on import
-        return None
-    guard_cls = getattr(module, NATIVE_GUARD_NAME, None)
-    if guard_cls is None or not callable(getattr(guard_cls, "automatic", None)):
-        return None
-
-    def enter(request: Request) -> AbstractContextManager[Any]:
-        if request.kind == "auto":
-            return guard_cls.automatic()  # type: ignore[no-any-return]
-        if request.kind == "pinned":
-            return guard_cls(request.index)  # type: ignore[no-any-return]
-        from contextlib import nullcontext
-
-        return nullcontext()
-
-    return enter
-
-
-@dataclass(frozen=True)
-class ModeDecision:
-    """How a bundle will run here, and the one notice to log when that is a degradation."""
-
-    mode: Mode
-    profile0_only: bool
-    notice: str | None
-
-
-def decide_mode(
-    manifest: BundleManifest, *, native_guard: bool, honour_policy: bool
-) -> ModeDecision:
-    """Native, emulated, or profile 0 only — from the bundle's delegates and this runtime.
-
-    Pure, so every branch is tested without a TensorRT install: native needs
-    TensorRT delegates *and* the native guard; TensorRT delegates without the
-    guard can only run profile 0 (the engine ignores any request), which a
-    multi-profile bundle must say once; `honour_policy=False` behaves the same
-    on purpose. CPU delegates are always emulated: the runner is the policy.
-    """
-    has_trt = any(d.backend_id == TENSORRT_BACKEND_ID for d in manifest.delegates)
-    multi = len(manifest.profiles) > 1
-    mode: Mode = "native" if has_trt and native_guard else "emulated"
-    if has_trt and not native_guard and multi:
-        return ModeDecision(
-            mode,
-            True,
-            f"{len(manifest.profiles)} optimization profiles, but the installed TensorRT backend "
-            "has no profile guard: running profile 0 only (every phase and pin uses profile 0)",
-        )
-    if not honour_policy:
-        notice = (
-            "policy ignored on request (honour_policy=False): running profile 0 only"
-            if multi
-            else None
-        )
-        return ModeDecision(mode, True, notice)
-    return ModeDecision(mode, False, None)
-
-
-_TORCH_DTYPES = {
-    "float32": "float32",
-    "float16": "float16",
-    "bfloat16": "bfloat16",
-    "float64": "float64",
-    "int64": "int64",
-    "int32": "int32",
-    "int16": "int16",
-    "int8": "int8",
-    "uint8": "uint8",
-    "bool": "bool",
-}
-
-
 class Runner:
     """An opened bundle: its manifest, its loaded ExecuTorch method and its profile state.
 
@@ -330,7 +118,6 @@ class Runner:
         mode: Mode,
         profile0_only: bool,
         check_values: bool,
-        native_guard: Callable[[Request], AbstractContextManager[Any]] | None,
         backends: tuple[str, ...],
     ) -> None:
         import torch
@@ -343,20 +130,21 @@ class Runner:
         self.backends = backends
         self.last_profile: int | None = None
         self._method = method
-        self._native_guard = native_guard
         self._resolver = ProfileResolver.from_bundle(manifest)
         self._lock = threading.Lock()
         self._torch = torch
         self._names = [spec.name for spec in manifest.inputs]
         self._dtypes = []
         for spec in manifest.inputs:
-            name = _TORCH_DTYPES.get(spec.dtype)
-            if name is None:
+            info = dtype_info(spec.dtype)
+            if info is None:
                 raise InputSpecError(
                     f"{bundle_dir / BUNDLE_JSON}: input {spec.name!r} has dtype {spec.dtype!r}, "
                     "which this runner cannot feed"
                 )
-            self._dtypes.append(getattr(torch, name))
+            self._dtypes.append(getattr(torch, info.torch))
+        # numpy has no bfloat16: such outputs are widened (exactly) to float32.
+        self._widen = {getattr(torch, k): getattr(torch, v) for k, v in NUMPY_WIDENING.items()}
         # (input, dim, symbol) triples: one symbol must take one value per execution.
         self._symbol_dims = [
             (i, d, sym)
@@ -391,9 +179,9 @@ class Runner:
         while loading (default: $TRT_EDGE_RUNTIME_LOGS; see quiet_runtime_stderr).
         """
         bundle_dir = Path(bundle_dir)
-        manifest = read_bundle_manifest(bundle_dir)
+        _, manifest = read_manifest(bundle_dir)
         if verify_files:
-            verify_bundle_files(bundle_dir, manifest)
+            verify_directory(bundle_dir, manifest)
         try:
             import torch  # noqa: F401  (the runtime's tensors)
             from executorch.runtime import Runtime
@@ -423,23 +211,21 @@ class Runner:
                 f"{BUNDLE_JSON} describes {len(manifest.inputs)}; rebuild the bundle"
             )
 
-        has_trt = any(d.backend_id == TENSORRT_BACKEND_ID for d in manifest.delegates)
-        native = native_guard_factory() if has_trt else None
         decision = decide_mode(
-            manifest, native_guard=native is not None, honour_policy=honour_policy
+            [d.backend_id for d in manifest.delegates],
+            len(manifest.profiles),
+            native_guard=NATIVE_PROFILE_GUARD,
+            honour_policy=honour_policy,
         )
-        if decision.notice:
-            log.warning("%s: %s", bundle_dir, decision.notice)
-        mode = decision.mode
-        profile0_only = decision.profile0_only
+        if decision.message:
+            log.warning("%s: %s", bundle_dir, decision.message)
         return cls(
             bundle_dir,
             manifest,
             method,
-            mode=mode,
-            profile0_only=profile0_only,
+            mode=decision.mode,
+            profile0_only=decision.profile0_only,
             check_values=check_values,
-            native_guard=native,
             backends=backends,
         )
 
@@ -517,18 +303,14 @@ class Runner:
             profile = selection.profile
             assert profile is not None
             try:
-                if self._native_guard is not None:
-                    with self._native_guard(request):
-                        raw = self._method.execute(tensors)
-                else:
-                    raw = self._method.execute(tensors)
+                raw = self._method.execute(tensors)
             except RuntimeError as exc:
                 raise ExecutionError(
                     f"{self.bundle_dir / MODEL_PTE}: method {self.manifest.method!r} failed on "
                     f"profile {profile} with shapes {self._shapes(dims)}: {exc}"
                 ) from None
             self.last_profile = profile
-        outputs = [o.numpy() if hasattr(o, "numpy") else o for o in raw]
+        outputs = [self._to_numpy(o) for o in raw]
         return RunResult(
             outputs=outputs,
             profile=profile,
@@ -536,6 +318,12 @@ class Runner:
             seconds=time.perf_counter() - started,
             request=request,
         )
+
+    def _to_numpy(self, value: Any) -> Any:
+        if not hasattr(value, "numpy"):
+            return value
+        wider = self._widen.get(value.dtype)
+        return (value.to(wider) if wider is not None else value).numpy()
 
     def _tensors(self, inputs: Sequence[Any]) -> list[Any]:
         torch = self._torch
@@ -626,12 +414,8 @@ def _unravel(flat: int, shape: tuple[int, ...]) -> list[int]:
 
 __all__ = [
     "Mode",
-    "ModeDecision",
     "RunResult",
     "Runner",
     "RunnerError",
-    "decide_mode",
-    "native_guard_factory",
-    "read_bundle_manifest",
-    "verify_bundle_files",
+    "Target",
 ]

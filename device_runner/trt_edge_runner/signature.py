@@ -7,8 +7,9 @@ re-serialisation means there is no second encoder whose output could drift from
 the writer's; requiring canonical bytes means two bundles with the same content
 carry the same signature and whitespace cannot smuggle in a difference.
 `bundle.json` lists the sha256 and size of every other file, so one signature
-covers the whole directory: a verified document plus matching files (none
-missing, none extra, no links) is a verified bundle.
+covers the whole directory: a verified document plus a directory that keeps the
+integrity rule (`bundle_integrity`: none missing, none extra, no links, sizes
+and digests as listed) is a verified bundle.
 
 `bundle.sig` is a small JSON document naming the algorithm, the signing key's id
 (sha256 of the raw public key, hex) and the base64 signature, so a device with
@@ -24,22 +25,20 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trt_edge_runner.bundle_format import (
-    BUNDLE_JSON,
-    BUNDLE_SIG,
-    UNLISTED_FILES,
-    BundleFormatError,
-    BundleManifest,
-    canonical_json,
-    file_sha256,
+from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG, BundleManifest, canonical_json
+from trt_edge_runner.bundle_integrity import (
+    parse_manifest,
+    read_document,
+    read_manifest,
+    verify_directory,
 )
-from trt_edge_runner.errors import TrtEdgeError
+from trt_edge_runner.errors import BundleFormatMismatchError, TrtEdgeError
+from trt_edge_runner.json_documents import parse_json_object
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -71,12 +70,7 @@ class DetachedSignature:
 
     @classmethod
     def from_json(cls, data: bytes, source: str) -> DetachedSignature:
-        try:
-            doc = json.loads(data)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise SignatureError(f"{source}: not a trt-edge signature document: {exc}") from None
-        if not isinstance(doc, dict):
-            raise SignatureError(f"{source}: expected a JSON object")
+        doc = parse_json_object(data, source, "signature document", SignatureError)
         fields: dict[str, str] = {}
         for key in ("algorithm", "key_id", "signature"):
             value = doc.get(key)
@@ -105,23 +99,45 @@ def key_id(public_key: Ed25519PublicKey) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
+def load_pem_key(
+    path: Path,
+    what: str,
+    load: Callable[[bytes], object],
+    expected: type[Any],
+    hint: str,
+    error: Callable[[str], Exception],
+) -> Any:
+    """The ed25519 `what` (public or private key) in the PEM file `path`, else `error(...)`.
+
+    One reader for both halves of a key pair: the device's trusted `.pub` files
+    (SignatureError) and the host's signing `.key` (SigningError, exit 2).
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise error(f"{path}: cannot read {what}: {exc.strerror}") from None
+    try:
+        key = load(data)
+    except (ValueError, TypeError):
+        raise error(f"{path}: {hint}") from None
+    if not isinstance(key, expected):
+        raise error(f"{path}: is a {type(key).__name__}, expected an ed25519 {what}")
+    return key
+
+
 def load_public_key(path: Path) -> Ed25519PublicKey:
     """Read a PEM SubjectPublicKeyInfo ed25519 key, refusing anything else by name."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SignatureError(f"{path}: cannot read public key: {exc.strerror}") from None
-    try:
-        key = serialization.load_pem_public_key(data)
-    except ValueError:
-        raise SignatureError(
-            f"{path}: not a PEM public key; use a .pub file written by `trt-edge keys generate`"
-        ) from None
-    if not isinstance(key, Ed25519PublicKey):
-        raise SignatureError(f"{path}: is a {type(key).__name__}, expected an ed25519 public key")
+    key: Ed25519PublicKey = load_pem_key(
+        path,
+        "public key",
+        serialization.load_pem_public_key,
+        Ed25519PublicKey,
+        "not a PEM public key; use a .pub file written by `trt-edge keys generate`",
+        SignatureError,
+    )
     return key
 
 
@@ -145,66 +161,21 @@ def load_trusted_keys(directory: Path) -> dict[str, Ed25519PublicKey]:
 
 
 def read_canonical_manifest(bundle_dir: Path) -> tuple[bytes, BundleManifest]:
-    """The bytes of `bundle.json` (which must be canonical) and the manifest they describe."""
-    path = bundle_dir / BUNDLE_JSON
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise SignatureError(f"{path}: missing; this directory is not a bundle") from None
-    return data, parse_canonical_manifest(data, str(path))
+    """The bytes of `bundle.json` (which must be canonical) and the manifest they describe.
 
-
-def _parse_manifest(data: bytes, source: str) -> BundleManifest:
-    try:
-        return BundleManifest.from_json(data, source=source)
-    except BundleFormatError as exc:
-        raise SignatureError(str(exc)) from None
-    except UnicodeDecodeError as exc:
-        raise SignatureError(f"{source}: not UTF-8: {exc}") from None
-
-
-def check_files(bundle_dir: Path, manifest: BundleManifest) -> None:
-    """Every listed file present with its size and sha256; nothing unlisted; no links.
-
-    Collects every problem before raising so the operator sees the whole damage.
+    Read by the one `bundle.json` reader (`bundle_integrity.read_manifest`: no link,
+    no special file, size-capped); its errors pass through unchanged.
     """
-    problems: list[str] = []
-    present: set[str] = set()
-    for root, dirs, files in os.walk(bundle_dir):
-        root_path = Path(root)
-        for name in [*dirs, *files]:
-            path = root_path / name
-            rel = path.relative_to(bundle_dir).as_posix()
-            if path.is_symlink():
-                problems.append(f"{rel}: is a symbolic link; bundles contain regular files only")
-            elif path.is_file():
-                present.add(rel)
-            elif not path.is_dir():
-                problems.append(f"{rel}: is not a regular file")
-    for rel in sorted(present - set(manifest.files) - UNLISTED_FILES):
-        problems.append(f"{rel}: extra file not listed in {BUNDLE_JSON}")
-    for rel, entry in sorted(manifest.files.items()):
-        if rel not in present:
-            problems.append(f"{rel}: listed in {BUNDLE_JSON} but missing")
-            continue
-        path = bundle_dir / rel
-        size = path.stat().st_size
-        if size != entry.size:
-            problems.append(f"{rel}: size {size} bytes, {BUNDLE_JSON} says {entry.size}")
-            continue
-        actual = file_sha256(path)
-        if actual != entry.sha256:
-            problems.append(
-                f"{rel}: sha256 {actual[:16]}… does not match {BUNDLE_JSON} ({entry.sha256[:16]}…)"
-            )
-    if problems:
-        raise SignatureError(f"{bundle_dir}: refused:\n  " + "\n  ".join(problems))
+    data, manifest = read_manifest(bundle_dir)
+    _require_canonical(data, str(bundle_dir / BUNDLE_JSON))
+    return data, manifest
 
 
 def read_signature(bundle_dir: Path) -> DetachedSignature:
+    """`bundle.sig`, read like `bundle.json` (no link, no special file, size-capped)."""
     path = bundle_dir / BUNDLE_SIG
     try:
-        data = path.read_bytes()
+        data = read_document(bundle_dir, BUNDLE_SIG)
     except FileNotFoundError:
         raise SignatureError(
             f"{path}: missing; the bundle is unsigned: sign it with `trt-edge sign`"
@@ -242,14 +213,25 @@ def verify_document(
 
 
 def parse_canonical_manifest(data: bytes, source: str) -> BundleManifest:
-    """Parse `bundle.json` bytes, refusing a document that is not byte-for-byte canonical."""
-    manifest = _parse_manifest(data, source)
+    """Parse `bundle.json` bytes, refusing a document that is not byte-for-byte canonical.
+
+    Every refusal is a SignatureError here: this is how a device reads a document
+    it has not extracted yet (the agent, the fleet's result reader).
+    """
+    try:
+        manifest = parse_manifest(data, source)
+    except BundleFormatMismatchError as exc:
+        raise SignatureError(str(exc)) from None
+    _require_canonical(data, source)
+    return manifest
+
+
+def _require_canonical(data: bytes, source: str) -> None:
     if canonical_json(json.loads(data)) != data:
         raise SignatureError(
             f"{source}: not in canonical form (sorted keys, no spaces, one trailing newline); "
             "it was edited after the build: rebuild the bundle"
         )
-    return manifest
 
 
 def verify_bundle(bundle_dir: Path, trusted: Mapping[str, Ed25519PublicKey]) -> BundleManifest:
@@ -261,10 +243,5 @@ def verify_bundle(bundle_dir: Path, trusted: Mapping[str, Ed25519PublicKey]) -> 
     document, manifest = read_canonical_manifest(bundle_dir)
     signature = read_signature(bundle_dir)
     verify_document(document, signature, trusted, str(bundle_dir / BUNDLE_JSON))
-    check_files(bundle_dir, manifest)
+    verify_directory(bundle_dir, manifest)
     return manifest
-
-
-def describe(manifest: BundleManifest) -> dict[str, Any]:
-    """What a verified bundle is, for reports."""
-    return {"name": manifest.name, "version": manifest.version, "files": len(manifest.files)}

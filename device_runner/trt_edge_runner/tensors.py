@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trt_edge_runner.bundle_format import BundleManifest, TensorSpec
+from trt_edge_runner.dtypes import NUMPY_DTYPES, dtype_info
 from trt_edge_runner.durable import atomic_file, unwritable
 from trt_edge_runner.errors import InputSpecError, OutputPathError
 
@@ -23,35 +24,31 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-# Bundle dtype names are numpy/torch spellings; these are the ones a CPU runner can feed.
-NUMPY_DTYPES: dict[str, str] = {
-    "float32": "float32",
-    "float16": "float16",
-    "float64": "float64",
-    "int64": "int64",
-    "int32": "int32",
-    "int16": "int16",
-    "int8": "int8",
-    "uint8": "uint8",
-    "bool": "bool",
-}
-
 # Integer inputs without a declared `values` range get small non-negative values:
 # safe for indices, and the runner cannot guess anything better.
 DEFAULT_INT_RANGE = (0, 2)
 
 
 def numpy_dtype(spec: TensorSpec) -> np.dtype[Any]:
-    """The numpy dtype of one input or output, or InputSpecError naming it."""
+    """The numpy dtype of one input or output, or InputSpecError naming it.
+
+    bfloat16 has none (trt_edge_runner.dtypes): random or `.npz` inputs cannot
+    carry it, so the message says to pass torch.bfloat16 tensors to `Runner.run`.
+    """
     import numpy as np
 
-    name = NUMPY_DTYPES.get(spec.dtype)
-    if name is None:
-        raise InputSpecError(
-            f"{spec.name}: dtype {spec.dtype!r} has no numpy equivalent on this runner "
-            f"(supported: {', '.join(sorted(NUMPY_DTYPES))})"
+    info = dtype_info(spec.dtype)
+    if info is None or info.numpy is None:
+        hint = (
+            "numpy has no bfloat16; pass torch.bfloat16 tensors to Runner.run in Python"
+            if info is not None
+            else "not a trt-edge dtype"
         )
-    return np.dtype(name)
+        raise InputSpecError(
+            f"{spec.name}: dtype {spec.dtype!r} has no numpy equivalent ({hint}; "
+            f"numpy-carried dtypes: {', '.join(NUMPY_DTYPES)})"
+        )
+    return np.dtype(info.numpy)
 
 
 def shape_for(spec: TensorSpec, dims: Mapping[str, int]) -> tuple[int, ...]:

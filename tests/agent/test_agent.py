@@ -152,9 +152,12 @@ def _member(
     [
         (_member("tiny-1.0.0/../../etc/cron.d/x", size=3), "absolute path or '..'"),
         (_member("/etc/cron.d/x", size=3), "absolute path or '..'"),
-        (_member("tiny-1.0.0/evil", tarfile.SYMTYPE, "/etc/shadow"), "is a link"),
-        (_member("tiny-1.0.0/hard", tarfile.LNKTYPE, "tiny-1.0.0/model.pte"), "is a link"),
-        (_member("tiny-1.0.0/payload.sh", size=3), "not listed in the signed bundle.json"),
+        (_member("tiny-1.0.0/evil", tarfile.SYMTYPE, "/etc/shadow"), "evil: is a symbolic link"),
+        (
+            _member("tiny-1.0.0/hard", tarfile.LNKTYPE, "tiny-1.0.0/model.pte"),
+            "hard: is a hard link to tiny-1.0.0/model.pte in the archive",
+        ),
+        (_member("tiny-1.0.0/payload.sh", size=3), "payload.sh: extra file not listed"),
         (_member("elsewhere/x", size=3), "outside the bundle directory"),
     ],
 )

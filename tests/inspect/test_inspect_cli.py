@@ -154,7 +154,8 @@ def test_tampered_model_fails_hash_check(capsys: pytest.CaptureFixture[str], bun
     code, doc, err = inspect_json(capsys, str(bundle))
     assert code == 1
     assert doc["hashes_ok"] is False
-    assert "model.pte: hash mismatch" in err
+    assert "model.pte: sha256 " in err and "does not match bundle.json" in err
+    assert {f["name"]: f["status"] for f in doc["files"]}["model.pte"] == "sha256_mismatch"
 
 
 def test_truncated_listed_file_and_unlisted_file(
@@ -165,11 +166,11 @@ def test_truncated_listed_file_and_unlisted_file(
     (bundle / "extra.bin").write_bytes(b"x")
     code, _, err = inspect_json(capsys, str(bundle))
     assert code == 1
-    assert "reports/validation.json: size mismatch" in err
-    assert "extra.bin is not listed in bundle.json" in err
+    assert "reports/validation.json: size 2 bytes, but bundle.json records" in err
+    assert "extra.bin: extra file not listed in bundle.json" in err
     report.unlink()
     code, _, err = inspect_json(capsys, str(bundle))
-    assert "reports/validation.json is listed in bundle.json but missing" in err
+    assert "reports/validation.json: listed in bundle.json but missing" in err
 
 
 def test_bundle_json_that_does_not_describe_the_pte(
@@ -235,7 +236,7 @@ def test_unreadable_model_in_bundle_is_reported_with_the_hash_check(
     pte.write_bytes(pte.read_bytes()[:100])
     code, doc, err = inspect_json(capsys, str(bundle))
     assert code == 1
-    assert "model.pte: size mismatch" in err
+    assert "model.pte: size 100 bytes, but bundle.json records" in err
     assert "not a readable ExecuTorch program" in err
     assert doc["pte"] is None and str(pte) in doc["pte_error"]
     assert main(["inspect", str(bundle)]) == 1
@@ -257,7 +258,7 @@ def test_extract_engines_from_a_bundle(
     assert payloads == {placeholder_engine(300, 1), placeholder_engine(200, 2)}
 
 
-def test_listed_name_outside_the_bundle_counts_as_missing(
+def test_listed_name_outside_the_bundle_is_refused_and_never_read(
     capsys: pytest.CaptureFixture[str], bundle: Path
 ) -> None:
     doc = json.loads((bundle / "bundle.json").read_text())
@@ -267,9 +268,9 @@ def test_listed_name_outside_the_bundle_counts_as_missing(
     (bundle / "bundle.json").write_text(json.dumps(doc))
     code, out, err = inspect_json(capsys, str(bundle))
     assert code == 1
-    assert "../secret.txt is listed in bundle.json but missing" in err
+    assert "../secret.txt: is not a plain relative path inside the bundle" in err
     entry = next(f for f in out["files"] if f["name"] == "../secret.txt")
-    assert entry["actual_sha256"] is None
+    assert entry["status"] == "outside" and entry["actual_sha256"] is None
 
 
 def test_tar_that_is_not_a_bundle_exits_2(

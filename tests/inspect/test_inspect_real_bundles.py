@@ -70,4 +70,4 @@ def test_diff_between_the_two_examples_and_after_tampering(
     copy = Path(shutil.copytree(tiny_llm_bundle, tmp_path / "b"))
     (copy / "model.pte").write_bytes((copy / "model.pte").read_bytes() + b"\0")
     assert main(["inspect", str(copy)]) == 1
-    assert "model.pte: size mismatch" in capsys.readouterr().err
+    assert "model.pte: size " in capsys.readouterr().err

@@ -5,62 +5,18 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from policy.vector_runs import VECTORS, cpp_runner, python_runner
 from trt_edge_runner.policy import ProfileBounds, ProfileTable, Request, select_profile
 
-ROOT = Path(__file__).parents[2]
-VECTORS = ROOT / "tests" / "vectors" / "profile_selection.json"
-CPP_SRC = ROOT / "device_runner" / "cpp"
-
-
-def python_runner(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "trt_edge_runner.conformance", str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
-def _fresh(binary: Path) -> bool:
-    """`binary` exists and is newer than every source it is built from."""
-    if not binary.exists():
-        return False
-    sources = [*(CPP_SRC / "include").rglob("*.h"), *(CPP_SRC / "tests").glob("*.cpp")]
-    return all(binary.stat().st_mtime >= s.stat().st_mtime for s in sources)
-
-
-@pytest.fixture(scope="session")
-def cpp_conformance(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The real C++ binary: the one `make test-cpp` built when it is up to date (make test
-    builds it first), else configured and built from device_runner/cpp into a temp dir."""
-    made = CPP_SRC / "build" / "trt_edge_conformance"
-    if _fresh(made):
-        return made
-    if shutil.which("cmake") is None or shutil.which("c++") is None:
-        pytest.skip("cmake / a C++ compiler not installed (make sysdeps installs them)")
-    build = tmp_path_factory.mktemp("cpp-build")
-    for cmd in (
-        ["cmake", "-S", str(CPP_SRC), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
-        ["cmake", "--build", str(build), "--target", "trt_edge_conformance", "-j", "2"],
-    ):
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        assert done.returncode == 0, done.stdout + done.stderr
-    return build / "trt_edge_conformance"
-
-
-def cpp_runner(binary: Path, path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(binary), str(path)], capture_output=True, text=True, check=False)
+SELECTION = VECTORS / "profile_selection.json"
 
 
 def doc() -> dict[str, Any]:
-    return json.loads(VECTORS.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return json.loads(SELECTION.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
 def write(tmp_path: Path, content: dict[str, Any] | str, name: str = "v.json") -> Path:
@@ -124,7 +80,7 @@ def expected_summary() -> str:
 
 
 def test_python_runner_passes_the_project_vectors() -> None:
-    done = python_runner(VECTORS)
+    done = python_runner(SELECTION)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip().splitlines()[-1] == expected_summary()
 
@@ -156,7 +112,7 @@ def test_python_runner_missing_file(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_cpp_runner_passes_the_project_vectors(cpp_conformance: Path) -> None:
-    done = cpp_runner(cpp_conformance, VECTORS)
+    done = cpp_runner(cpp_conformance, SELECTION)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip().splitlines()[-1] == expected_summary()
 

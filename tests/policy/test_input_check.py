@@ -6,13 +6,14 @@ import logging
 
 import pytest
 from policy.tables import decode_prefill, llm_manifest, two_inputs_three_profiles
+from trt_edge_runner.emulation import ProfileResolver
 from trt_edge_runner.errors import (
     ProfileMismatchError,
     RequestedProfileUnavailableError,
     RunnerError,
 )
 from trt_edge_runner.guard import OptimizationProfileGuard, current_request
-from trt_edge_runner.input_check import ProfileResolver, check_inputs, no_match_error
+from trt_edge_runner.input_check import check_inputs, no_match_error
 from trt_edge_runner.policy import Outcome, ProfileBounds, ProfileTable, Request, Selection
 
 NAMES = ["input_ids", "hidden"]

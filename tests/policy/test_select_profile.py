@@ -118,19 +118,3 @@ def test_table_from_bundle_uses_input_order_and_profile_order() -> None:
         (ProfileBounds((1, 1), (1, 1)), ProfileBounds((1, 1), (1, 1))),
         (ProfileBounds((1, 32), (1, 2048)), ProfileBounds((1, 32), (1, 2048))),
     )
-
-
-def test_checked_in_vectors_match_their_generator() -> None:
-    # The JSON is the contract; the generator is its readable source. Regenerate with
-    # `.venv/bin/python tests/vectors/generate_profile_selection.py` after editing it.
-    import importlib.util
-    import json
-
-    spec = importlib.util.spec_from_file_location(
-        "generate_profile_selection", VECTORS.with_name("generate_profile_selection.py")
-    )
-    assert spec is not None and spec.loader is not None
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
-    checked_in = json.loads(VECTORS.read_text(encoding="utf-8"))["cases"]
-    assert generator.cases() == checked_in

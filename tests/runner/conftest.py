@@ -75,6 +75,20 @@ def trt_edge_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build / "runner" / "trt-edge-run"
 
 
+@pytest.fixture(scope="session")
+def trt_edge_dtype_conformance(trt_edge_run: Path) -> Path:
+    """The C++ dtype-table check, built in the same build tree as `trt_edge_run`."""
+    build = trt_edge_run.parent.parent
+    done = subprocess.run(
+        ["cmake", "--build", str(build), "--target", "trt_edge_dtype_conformance", "-j", "2"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return build / "trt_edge_dtype_conformance"
+
+
 @pytest.fixture
 def llm_bundle_copy(tiny_llm_bundle: Path, tmp_path: Path) -> Path:
     """A private copy of the session's tiny-LLM example bundle (tests may edit it)."""

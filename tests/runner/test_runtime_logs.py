@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from trt_edge_runner.runner import quiet_runtime_stderr
+from trt_edge_runner.runtime_stderr import quiet_runtime_stderr
 
 NOISE = "[cpuinfo_utils.cpp:71] Reading file /sys/devices/soc0/image_version\n"
 REAL = "E 00:00:00.1 method.cpp:1] a real runtime error\n"

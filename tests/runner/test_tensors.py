@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -139,3 +140,12 @@ def test_an_output_path_that_is_a_directory_is_refused_by_name(tmp_path: Path) -
     with pytest.raises(OutputPathError, match=r"is not a directory"):
         check_output_path(blocker / "sub" / "o.npz")
     assert check_output_path(tmp_path / "new" / "o.npz") == tmp_path / "new" / "o.npz"
+
+
+def test_a_bfloat16_input_cannot_come_from_numpy_and_the_error_says_what_to_do() -> None:
+    # numpy has no bfloat16 (trt_edge_runner.dtypes): random and .npz inputs cannot carry it.
+    bf16 = dataclasses.replace(manifest(), inputs=(TensorSpec("hidden", "bfloat16", (1, "seq")),))
+    with pytest.raises(InputSpecError, match=r"hidden: dtype 'bfloat16' has no numpy equivalent"):
+        random_inputs(bf16, {"seq": 2})
+    with pytest.raises(InputSpecError, match=r"pass torch\.bfloat16 tensors to Runner\.run"):
+        random_inputs(bf16, {"seq": 2})

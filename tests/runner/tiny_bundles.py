@@ -64,8 +64,11 @@ def write_bundle(
     *,
     policy: str = "pinned",
     delegates: tuple[Any, ...] = (),
+    inputs: tuple[TensorSpec, ...] = INPUTS,
+    outputs: tuple[TensorSpec, ...] = OUTPUTS,
 ) -> Path:
-    """A bundle dir: a copy of `pte` and a bundle.json with (name, min, opt, max) profiles."""
+    """A bundle dir: a copy of `pte` and a bundle.json with (name, min, opt, max) profiles of
+    the symbol `seq` (the tiny model's I/O unless `inputs`/`outputs` say otherwise)."""
     from trt_edge_runner.bundle_format import DelegateInfo
 
     out.mkdir(parents=True, exist_ok=True)
@@ -78,8 +81,8 @@ def write_bundle(
         backend="xnnpack",
         target={"id": "cpu-x86_64"},
         method="forward",
-        inputs=INPUTS,
-        outputs=OUTPUTS,
+        inputs=inputs,
+        outputs=outputs,
         profiles=tuple(
             Profile(name, {"seq": DimRange(lo, opt, hi)}) for name, lo, opt, hi in profiles
         ),

@@ -6,14 +6,15 @@ nothing here calls an implementation, so the vectors can catch both the Python
 and the C++ one. The JSON file is the contract and is checked in; this script
 only keeps it readable and reviewable. Regenerate with:
 
-    .venv/bin/python tests/vectors/generate_profile_selection.py
+    .venv/bin/python tests/vectors/generate_profile_selection.py   # --check: compare only
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+from vector_file import vector_document, write_or_check
 
 OUT = Path(__file__).with_name("profile_selection.json")
 
@@ -462,20 +463,11 @@ def cases() -> list[Case]:
 
 
 def main() -> None:
-    all_cases = cases()
-    names = [c["name"] for c in all_cases]
-    duplicates = {n for n in names if names.count(n) > 1}
-    if duplicates:
-        raise SystemExit(f"duplicate case names: {sorted(duplicates)}")
-    # One case per line: diffs of the contract stay reviewable line by line.
     description = (
         "Conformance vectors for trt-edge profile selection (DESIGN.md, 'Profile semantics'). "
         "Run: python -m trt_edge_runner.conformance FILE, and the C++ trt_edge_conformance."
     )
-    lines = ",\n".join("  " + json.dumps(c) for c in all_cases)
-    text = f'{{"description": {json.dumps(description)},\n "cases": [\n{lines}\n]}}\n'
-    OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {len(all_cases)} cases to {OUT}")
+    write_or_check(OUT, vector_document(cases(), description))
 
 
 if __name__ == "__main__":

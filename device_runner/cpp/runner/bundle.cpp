@@ -1,14 +1,8 @@
-// bundle.json → Bundle, and the file integrity check run before anything loads.
+// bundle.json → Bundle.
 #include "bundle.h"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
-
-#ifdef TRT_EDGE_HAVE_OPENSSL
-#include <openssl/evp.h>
-#endif
 
 namespace trt_edge::runner {
 namespace {
@@ -52,15 +46,10 @@ TensorSpec tensor(const json& t, const std::string& source, const std::string& p
 
 Bundle read_bundle(const std::string& dir) {
   const std::string source = (fs::path(dir) / "bundle.json").string();
-  std::ifstream in(source, std::ios::binary);
-  if (!in) {
-    throw RunnerError(source + ": missing; " + dir +
-                          " is not a trt-edge bundle (build one with `trt-edge build MANIFEST`)",
-                      1);
-  }
+  const std::string text = read_document(dir, "bundle.json");
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(text);
   } catch (const json::exception& e) {
     throw RunnerError(source + ": not valid JSON: " + e.what(), 1);
   }
@@ -118,8 +107,8 @@ Bundle read_bundle(const std::string& dir) {
       }
     }
     for (const auto& [name, entry] : field(doc, "files", source, "").items()) {
-      b.files[name] = {field(entry, "sha256", source, "files." + name).get<std::string>(),
-                       field(entry, "size", source, "files." + name).get<int64_t>()};
+      b.files[name] = FileEntry{field(entry, "sha256", source, "files." + name).get<std::string>(),
+                                field(entry, "size", source, "files." + name).get<int64_t>()};
     }
     if (doc.contains("delegates")) {
       for (const auto& d : doc.at("delegates")) {
@@ -175,74 +164,8 @@ ProfileTable Bundle::profile_table() const {
   return table;
 }
 
-bool verifies_digests() noexcept {
-#ifdef TRT_EDGE_HAVE_OPENSSL
-  return true;
-#else
-  return false;
-#endif
-}
-
-#ifdef TRT_EDGE_HAVE_OPENSSL
-namespace {
-std::string sha256_hex(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
-  std::vector<char> buffer(1 << 20);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    EVP_DigestUpdate(ctx, buffer.data(), static_cast<size_t>(in.gcount()));
-  }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(ctx, digest, &length);
-  EVP_MD_CTX_free(ctx);
-  std::ostringstream hex;
-  static const char* kHex = "0123456789abcdef";
-  for (unsigned int k = 0; k < length; ++k) {
-    hex << kHex[digest[k] >> 4] << kHex[digest[k] & 0xF];
-  }
-  return hex.str();
-}
-}  // namespace
-#endif
-
 void verify_files(const Bundle& bundle) {
-  if (!bundle.files.count("model.pte")) {
-    throw RunnerError(bundle.dir + "/bundle.json: files does not list model.pte; rebuild the bundle",
-                      1);
-  }
-  for (const auto& [name, entry] : bundle.files) {
-    const fs::path rel(name);
-    if (rel.is_absolute() || name.find("..") != std::string::npos) {
-      throw RunnerError(bundle.dir + "/bundle.json: files lists '" + name +
-                            "', which is not a path inside the bundle",
-                        1);
-    }
-    const fs::path path = fs::path(bundle.dir) / rel;
-    std::error_code ec;
-    const auto size = fs::file_size(path, ec);
-    if (ec) {
-      throw RunnerError(path.string() + ": missing, but bundle.json lists it; copy the whole "
-                                        "bundle again",
-                        1);
-    }
-    if (static_cast<int64_t>(size) != entry.second) {
-      throw RunnerError(path.string() + ": size " + std::to_string(size) +
-                            " bytes, but bundle.json records " + std::to_string(entry.second) +
-                            "; the file was truncated or modified",
-                        1);
-    }
-#ifdef TRT_EDGE_HAVE_OPENSSL
-    const std::string digest = sha256_hex(path);
-    if (digest != entry.first) {
-      throw RunnerError(path.string() + ": sha256 " + digest + ", but bundle.json records " +
-                            entry.first + "; the file was modified: refusing to load it",
-                        1);
-    }
-#endif
-  }
+  refuse(bundle.dir, find_problems(bundle.dir, bundle.files, true));
 }
 
 }  // namespace trt_edge::runner

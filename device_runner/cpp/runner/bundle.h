@@ -1,29 +1,20 @@
 // Reading a trt-edge bundle directory: bundle.json (the contract written by
-// trt_edge_runner/bundle_format.py) and the integrity of the files it lists.
+// trt_edge_runner/bundle_format.py). What the directory may hold is the integrity
+// rule's job (bundle_integrity.h); read_bundle reads bundle.json through it.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
 
-#include "trt_edge/profile_policy.h"
+#include "bundle_integrity.h"
+#include "errors.h"
+#include "trt_edge/profile_selection.h"
 
 namespace trt_edge::runner {
-
-/// A user-facing failure; `exit_code` is 1 (bundle/runtime failed) or 2 (bad request/input).
-class RunnerError : public std::runtime_error {
- public:
-  RunnerError(const std::string& message, int exit_code)
-      : std::runtime_error(message), exit_code_(exit_code) {}
-  int exit_code() const noexcept { return exit_code_; }
-
- private:
-  int exit_code_;
-};
 
 /// One input or output: `shape` mixes static extents and symbol names.
 struct TensorSpec {
@@ -56,8 +47,8 @@ struct Bundle {
   std::vector<TensorSpec> outputs;
   std::vector<Profile> profiles;
   std::map<std::string, PhaseTarget> phases;
-  std::map<std::string, std::pair<std::string, int64_t>> files;  ///< name → (sha256, size)
-  std::vector<std::string> delegate_backends;
+  std::map<std::string, FileEntry> files;
+  std::vector<std::string> delegate_backends;  ///< delegates[].backend_id: decides the mode
 
   /// Bounds indexed [profile][input], as `ProfileTable.from_bundle` builds them in Python.
   ProfileTable profile_table() const;
@@ -66,14 +57,12 @@ struct Bundle {
                                 const std::map<std::string, int64_t>& symbols) const;
 };
 
-/// Parses `dir/bundle.json`; throws RunnerError naming the file and the JSON path at fault.
+/// Parses `dir/bundle.json` (read by read_document: no link, no special file,
+/// size-capped); throws RunnerError naming the file and the JSON path at fault.
 Bundle read_bundle(const std::string& dir);
 
-/// Checks every listed file's size, and its sha256 when built with OpenSSL
-/// (TRT_EDGE_HAVE_OPENSSL); throws RunnerError naming the file.
+/// The integrity rule on the whole bundle directory: throws one BundleProblemsError
+/// naming every problem (sha256 too when built with OpenSSL; see verifies_digests()).
 void verify_files(const Bundle& bundle);
-
-/// True when verify_files checks digests (not only sizes).
-bool verifies_digests() noexcept;
 
 }  // namespace trt_edge::runner

@@ -291,7 +291,7 @@ int run(const Options& o) {
   if (o.json) {
     std::ostringstream js;
     js << std::setprecision(6) << "{\"bundle\": \"" << b.dir << "\", \"mode\": \""
-       << ProfiledModule::mode() << "\", \"request\": \"" << request_text(request)
+       << module.mode() << "\", \"request\": \"" << request_text(request)
        << "\", \"profile\": " << result.profile << ", \"profile_name\": \"" << profile_name
        << "\", \"outcome\": \"" << trt_edge::to_string(result.outcome)
        << "\", \"latency_ms\": " << first_ms << ", \"digests_verified\": "
@@ -316,7 +316,7 @@ int run(const Options& o) {
     return 0;
   }
   std::cout << b.name << " " << b.version << ": profile " << result.profile << " (" << profile_name
-            << ") for request " << request_text(request) << ", " << ProfiledModule::mode()
+            << ") for request " << request_text(request) << ", " << module.mode()
             << " mode, " << std::fixed << std::setprecision(3) << first_ms << " ms\n";
   for (size_t i = 0; i < result.outputs.size(); ++i) {
     std::cout << "  output " << (i < b.outputs.size() ? b.outputs[i].name : "?") << ": shape "

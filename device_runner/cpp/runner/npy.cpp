@@ -6,20 +6,10 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "dtypes.h"
+
 namespace trt_edge::runner {
 namespace {
-
-struct DtypeCode {
-  const char* name;
-  const char* descr;
-  size_t size;
-};
-
-constexpr DtypeCode kDtypes[] = {
-    {"float32", "<f4", 4}, {"float64", "<f8", 8}, {"float16", "<f2", 2}, {"int64", "<i8", 8},
-    {"int32", "<i4", 4},   {"int16", "<i2", 2},   {"int8", "|i1", 1},    {"uint8", "|u1", 1},
-    {"bool", "|b1", 1},
-};
 
 std::string value_of(const std::string& header, const std::string& key, const std::string& path) {
   const auto at = header.find("'" + key + "'");
@@ -37,6 +27,20 @@ std::string value_of(const std::string& header, const std::string& key, const st
   return header.substr(start, end - start);
 }
 
+// bfloat16 is the upper half of a float32: widening is a shift, and exact.
+Array widened_to_float32(const Array& array) {
+  Array out;
+  out.dtype = "float32";
+  out.shape = array.shape;
+  const size_t n = array.data.size() / 2;
+  out.data.assign(n * 4, 0);
+  for (size_t i = 0; i < n; ++i) {
+    out.data[4 * i + 2] = array.data[2 * i];      // little-endian: low byte of the bf16
+    out.data[4 * i + 3] = array.data[2 * i + 1];  // high byte (sign, exponent)
+  }
+  return out;
+}
+
 }  // namespace
 
 int64_t Array::numel() const {
@@ -48,12 +52,8 @@ int64_t Array::numel() const {
 }
 
 size_t dtype_size(const std::string& dtype) noexcept {
-  for (const auto& d : kDtypes) {
-    if (dtype == d.name) {
-      return d.size;
-    }
-  }
-  return 0;
+  const DtypeInfo* d = find_dtype(dtype);
+  return d == nullptr ? 0 : d->itemsize;
 }
 
 Array read_npy(const std::string& path) {
@@ -84,7 +84,7 @@ Array read_npy(const std::string& path) {
   }
   Array array;
   for (const auto& d : kDtypes) {
-    if (descr.find(d.descr) != std::string::npos) {
+    if (d.npy_descr != nullptr && descr.find(d.npy_descr) != std::string::npos) {
       array.dtype = d.name;
     }
   }
@@ -111,15 +111,16 @@ Array read_npy(const std::string& path) {
 }
 
 void write_npy(const std::string& path, const Array& array) {
-  const char* descr = nullptr;
-  for (const auto& d : kDtypes) {
-    if (array.dtype == d.name) {
-      descr = d.descr;
-    }
-  }
-  if (descr == nullptr) {
+  const DtypeInfo* info = find_dtype(array.dtype);
+  if (info == nullptr) {
     throw std::runtime_error(path + ": cannot write dtype " + array.dtype);
   }
+  if (info->npy_descr == nullptr) {
+    // numpy has no such dtype (bfloat16): widen to float32, exactly, as Python does.
+    write_npy(path, widened_to_float32(array));
+    return;
+  }
+  const char* descr = info->npy_descr;
   std::string shape = "(";
   for (size_t i = 0; i < array.shape.size(); ++i) {
     shape += std::to_string(array.shape[i]) + (array.shape.size() == 1 ? "," : (i + 1 < array.shape.size() ? ", " : ""));

@@ -4,12 +4,7 @@
 #include <cstring>
 #include <iostream>
 
-#ifdef TRT_EDGE_TORCHTRT_PROFILE_GUARD
-// Torch-TensorRT's ExecuTorch backend with multi-profile support (an open upstream
-// pull request, in no release yet): its guard records the request for the
-// TensorRT delegates. Cannot be built on machines without TensorRT.
-#include <torch_tensorrt/executorch/TensorRTBackend.h>
-#endif
+#include "dtypes.h"
 
 namespace trt_edge::runner {
 namespace {
@@ -18,31 +13,20 @@ using executorch::aten::ScalarType;
 using executorch::extension::TensorPtr;
 
 ScalarType scalar_type(const std::string& dtype) {
-  if (dtype == "float32") return ScalarType::Float;
-  if (dtype == "float64") return ScalarType::Double;
-  if (dtype == "float16") return ScalarType::Half;
-  if (dtype == "int64") return ScalarType::Long;
-  if (dtype == "int32") return ScalarType::Int;
-  if (dtype == "int16") return ScalarType::Short;
-  if (dtype == "int8") return ScalarType::Char;
-  if (dtype == "uint8") return ScalarType::Byte;
-  if (dtype == "bool") return ScalarType::Bool;
-  throw RunnerError("dtype " + dtype + " is not supported by trt-edge-run", 2);
+  const DtypeInfo* info = find_dtype(dtype);
+  if (info == nullptr) throw RunnerError("dtype " + dtype + " is not supported by trt-edge-run", 2);
+  return static_cast<ScalarType>(info->scalar_type);
 }
 
 std::string dtype_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Float: return "float32";
-    case ScalarType::Double: return "float64";
-    case ScalarType::Half: return "float16";
-    case ScalarType::Long: return "int64";
-    case ScalarType::Int: return "int32";
-    case ScalarType::Short: return "int16";
-    case ScalarType::Char: return "int8";
-    case ScalarType::Byte: return "uint8";
-    case ScalarType::Bool: return "bool";
-    default: return "unsupported";
-  }
+  const DtypeInfo* info = find_dtype(static_cast<int8_t>(t));
+  return info == nullptr ? "unsupported" : info->name;
+}
+
+std::vector<std::string> input_names(const Bundle& bundle) {
+  std::vector<std::string> names;
+  for (const auto& spec : bundle.inputs) names.push_back(spec.name);
+  return names;
 }
 
 Dims dims_of(const Array& a) {
@@ -56,10 +40,11 @@ Dims dims_of(const Array& a) {
 }  // namespace
 
 ProfiledModule::ProfiledModule(Bundle bundle, bool honour_policy)
-    : bundle_(std::move(bundle)), table_(bundle_.profile_table()), honour_policy_(honour_policy) {
-  for (const auto& spec : bundle_.inputs) {
-    input_names_.push_back(spec.name);
-  }
+    : bundle_(std::move(bundle)),
+      decision_(decide_mode(bundle_.delegate_backends, static_cast<int64_t>(bundle_.profiles.size()),
+                            native_actuator_available(), honour_policy)),
+      emulation_(bundle_.profile_table(), input_names(bundle_)),
+      actuator_(decision_.mode == Mode::kNative ? make_native_actuator() : make_plain_actuator()) {
   const std::string pte = bundle_.dir + "/model.pte";
   module_ = std::make_unique<executorch::extension::Module>(pte);
   const auto err = module_->load_method(bundle_.method);
@@ -73,18 +58,11 @@ ProfiledModule::ProfiledModule(Bundle bundle, bool honour_policy)
                           "); is the backend it needs linked into this runner?",
                       1);
   }
-  if (!honour_policy_ && table_.size() > 1) {
-    std::cerr << "trt-edge-run: warning: " << bundle_.dir
-              << ": policy ignored on request: running profile 0 only\n";
+  if (decision_.notice != Notice::kNone) {
+    std::cerr << "trt-edge-run: warning: " << bundle_.dir << ": "
+              << notice_message(decision_.notice, static_cast<int64_t>(bundle_.profiles.size()))
+              << "\n";
   }
-}
-
-const char* ProfiledModule::mode() noexcept {
-#ifdef TRT_EDGE_TORCHTRT_PROFILE_GUARD
-  return "native";
-#else
-  return "emulated";
-#endif
 }
 
 Request ProfiledModule::request_for_phase(const std::string& phase) const {
@@ -143,60 +121,22 @@ RunResult ProfiledModule::execute(const std::vector<Array>& inputs) {
   dims.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].dtype != bundle_.inputs[i].dtype) {
-      throw RunnerError("input '" + input_names_[i] + "' has dtype " + inputs[i].dtype +
+      throw RunnerError("input '" + bundle_.inputs[i].name + "' has dtype " + inputs[i].dtype +
                             ", the bundle expects " + bundle_.inputs[i].dtype,
                         2);
     }
     dims.push_back(dims_of(inputs[i]));
   }
-  const Request request = honour_policy_ ? current_request() : Request::default_request();
+  const Request request = decision_.profile0_only ? Request::default_request() : current_request();
 
   std::lock_guard<std::mutex> lock(mutex_);
-  const Selection selection = select_profile(table_, request, dims);
-  switch (selection.outcome) {
-    case Outcome::kNoProfileMatchesInputs:
-      throw RunnerError(describe_no_match(table_, dims, input_names_), 2);
-    case Outcome::kRequestedProfileUnavailable:
-      throw RunnerError("the request pins profile " + std::to_string(request.index) +
-                            ", but the bundle has " + std::to_string(table_.size()) +
-                            " profile(s) (valid: 0.." + std::to_string(table_.size() - 1) + ")",
-                        2);
-    case Outcome::kPinIgnoredSingleProfile:
-      if (!pin_warned_) {
-        pin_warned_ = true;
-        std::cerr << "trt-edge-run: warning: single-profile bundle: ignoring the pin to profile "
-                  << request.index << " and running profile 0 (logged once)\n";
-      }
-      break;
-    case Outcome::kOk:
-      break;
-  }
+  const Selection selection = emulation_.resolve(request, dims);
   const int64_t profile = *selection.profile;
-  if (const InputViolation v = check_inputs(table_, profile, dims)) {
-    throw RunnerError(describe(v, profile, input_names_), 2);
-  }
-  table_.active = profile;
 
   std::vector<TensorPtr> keep;
   auto values = wrap(inputs, keep);
   const auto before_execute = clock::now();
-#ifdef TRT_EDGE_TORCHTRT_PROFILE_GUARD
-  namespace tt = torch_tensorrt::executorch;
-  auto native_execute = [&]() {
-    if (request.kind == RequestKind::kAuto) {
-      auto guard = tt::OptimizationProfileGuard::automatic();
-      return module_->execute(bundle_.method, values);
-    }
-    if (request.kind == RequestKind::kPinned) {
-      tt::OptimizationProfileGuard guard(static_cast<int32_t>(profile));
-      return module_->execute(bundle_.method, values);
-    }
-    return module_->execute(bundle_.method, values);
-  };
-  auto result = native_execute();
-#else
-  auto result = module_->execute(bundle_.method, values);
-#endif
+  auto result = actuator_->execute(*module_, bundle_.method, values, request, profile);
   const auto after_execute = clock::now();
   if (!result.ok()) {
     throw RunnerError(bundle_.dir + "/model.pte: method '" + bundle_.method + "' failed on profile " +

@@ -2,9 +2,13 @@
 // profile policy. Per call, in the order DESIGN.md fixes: collect every input's
 // dims → select_profile for the request in scope on this thread (set by a
 // trt_edge::OptimizationProfileGuard) → check every input against the selected
-// profile → execute. On CPU backends that is the whole of profile support
-// (emulation); built with TRT_EDGE_TORCHTRT_PROFILE_GUARD, the same request is
-// also handed to Torch-TensorRT's own thread-local guard around execute.
+// profile (emulation.h) → execute through the actuator (actuator.h).
+//
+// The mode is decided at open from the bundle's delegate_backends
+// (trt_edge::decide_mode, held to tests/vectors/mode_decision.json like the Python
+// runner): a TensorRT bundle runs native where this build has the native actuator,
+// a multi-profile TensorRT bundle without it runs profile 0 only and says so once,
+// CPU bundles are emulated (emulation is their whole profile support).
 #pragma once
 
 #include <executorch/extension/module/module.h>
@@ -15,9 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "actuator.h"
 #include "bundle.h"
+#include "emulation.h"
 #include "npy.h"
-#include "trt_edge/profile_policy.h"
+#include "trt_edge/mode_decision.h"
+#include "trt_edge/profile_guard.h"
 
 namespace trt_edge::runner {
 
@@ -34,7 +41,8 @@ class ProfiledModule {
   ProfiledModule(Bundle bundle, bool honour_policy);
 
   const Bundle& bundle() const noexcept { return bundle_; }
-  static const char* mode() noexcept;
+  const ModeDecision& decision() const noexcept { return decision_; }
+  const char* mode() const noexcept { return to_string(decision_.mode); }
 
   /// The request a phase names; RunnerError (exit 2) naming the phases for an unknown one.
   Request request_for_phase(const std::string& phase) const;
@@ -58,11 +66,10 @@ class ProfiledModule {
                                                 std::vector<executorch::extension::TensorPtr>& keep);
 
   Bundle bundle_;
-  ProfileTable table_;
-  std::vector<std::string> input_names_;
+  ModeDecision decision_;
+  ProfileEmulation emulation_;
+  std::unique_ptr<ProfileActuator> actuator_;
   std::unique_ptr<executorch::extension::Module> module_;
-  bool honour_policy_;
-  bool pin_warned_ = false;
   double last_overhead_us_ = 0.0;
   double last_copy_us_ = 0.0;
   std::mutex mutex_;  // Module is not reentrant and auto is sticky: one execution at a time.

@@ -1,5 +1,9 @@
-// trt_edge_conformance FILE: runs profile-selection vectors against profile_policy.h.
+// trt_edge_conformance FILE: runs the policy's vectors against the header-only policy.
 //
+// FILE's "format" says which: "profile_selection" (the default when absent:
+// select_profile, tests/vectors/profile_selection.json) or "mode_decision"
+// (decide_mode, tests/vectors/mode_decision.json). Bundle layouts and dtypes have
+// their own binaries (trt_edge_bundle_conformance, trt_edge_dtype_conformance).
 // Prints one line per failing case, then "N passed, M failed"; exits 0 when all
 // pass, 1 when any fails, 2 when the file cannot be read or a case is malformed.
 // Same format and summary as `python -m trt_edge_runner.conformance FILE`.
@@ -12,29 +16,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "trt_edge/profile_policy.h"
+#include "trt_edge/mode_decision.h"
+#include "trt_edge/profile_selection.h"
+#include "vector_json.h"
 
 namespace {
 
 using nlohmann::json;
 
-struct FormatError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-const json& field(const json& obj, const char* key, const std::string& where) {
-  if (!obj.is_object() || !obj.contains(key)) {
-    throw FormatError(where + ": missing '" + key + "'");
-  }
-  return obj.at(key);
-}
-
-int64_t integer(const json& v, const std::string& where) {
-  if (!v.is_number_integer()) {
-    throw FormatError(where + ": expected an integer, got " + v.dump());
-  }
-  return v.get<int64_t>();
-}
+using trt_edge::vectors::field;
+using trt_edge::vectors::FormatError;
+using trt_edge::vectors::integer;
 
 trt_edge::Dims dims(const json& v, const std::string& where) {
   if (!v.is_array()) {
@@ -139,6 +131,67 @@ std::string describe(const trt_edge::Selection& s) {
   return out;
 }
 
+struct ModeCase {
+  std::string name;
+  std::vector<std::string> delegate_backends;
+  int64_t profiles = 0;
+  bool native_guard = false;
+  bool honour_policy = true;
+  trt_edge::ModeDecision expect;
+};
+
+bool boolean(const json& v, const std::string& where) {
+  if (!v.is_boolean()) throw FormatError(where + ": expected true or false, got " + v.dump());
+  return v.get<bool>();
+}
+
+ModeCase parse_mode_case(const json& raw, const std::string& at) {
+  ModeCase c;
+  const json& name = field(raw, "name", at);
+  if (!name.is_string()) throw FormatError(at + ".name: expected a string");
+  c.name = name.get<std::string>();
+  const std::string where = at + " ('" + c.name + "')";
+  const json& backends = field(raw, "delegate_backends", where);
+  if (!backends.is_array()) throw FormatError(where + ".delegate_backends: expected a list");
+  for (const auto& b : backends) {
+    if (!b.is_string()) throw FormatError(where + ".delegate_backends: expected strings");
+    c.delegate_backends.push_back(b.get<std::string>());
+  }
+  c.profiles = integer(field(raw, "profiles", where), where + ".profiles");
+  c.native_guard = boolean(field(raw, "native_guard", where), where + ".native_guard");
+  c.honour_policy = boolean(field(raw, "honour_policy", where), where + ".honour_policy");
+  const json& expect = field(raw, "expect", where);
+  const json& mode = field(expect, "mode", where + ".expect");
+  if (mode == "native") {
+    c.expect.mode = trt_edge::Mode::kNative;
+  } else if (mode == "emulated") {
+    c.expect.mode = trt_edge::Mode::kEmulated;
+  } else {
+    throw FormatError(where + ".expect.mode: expected native or emulated");
+  }
+  c.expect.profile0_only =
+      boolean(field(expect, "profile0_only", where + ".expect"), where + ".expect.profile0_only");
+  const json& notice = field(expect, "notice", where + ".expect");
+  using trt_edge::Notice;
+  if (notice.is_null()) {
+    c.expect.notice = Notice::kNone;
+  } else if (notice == trt_edge::to_string(Notice::kTensorRTWithoutNativeGuard)) {
+    c.expect.notice = Notice::kTensorRTWithoutNativeGuard;
+  } else if (notice == trt_edge::to_string(Notice::kPolicyIgnored)) {
+    c.expect.notice = Notice::kPolicyIgnored;
+  } else {
+    throw FormatError(where + ".expect.notice: unknown notice " + notice.dump());
+  }
+  return c;
+}
+
+std::string describe(const trt_edge::ModeDecision& d) {
+  const std::string notice = trt_edge::to_string(d.notice);
+  return std::string(trt_edge::to_string(d.mode)) +
+         (d.profile0_only ? ", profile 0 only" : "") +
+         (notice.empty() ? "" : ", notice " + notice);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -148,6 +201,7 @@ int main(int argc, char** argv) {
   }
   const std::string path = argv[1];
   std::vector<Case> cases;
+  std::vector<ModeCase> mode_cases;
   try {
     std::ifstream in(path);
     if (!in) {
@@ -159,12 +213,27 @@ int main(int argc, char** argv) {
     } catch (const json::parse_error& e) {
       throw FormatError(path + ": not JSON: " + e.what());
     }
+    const std::string format =
+        doc.is_object() && doc.contains("format") && doc.at("format").is_string()
+            ? doc.at("format").get<std::string>()
+            : "profile_selection";
+    if (format != "profile_selection" && format != "mode_decision") {
+      throw FormatError(path + ": format '" + format +
+                        "' is not read by this binary (profile_selection, mode_decision); "
+                        "bundle_layouts: trt_edge_bundle_conformance, dtypes: "
+                        "trt_edge_dtype_conformance");
+    }
     const json& raw = field(doc, "cases", path);
     if (!raw.is_array()) {
       throw FormatError(path + ": 'cases' must be a list");
     }
     for (size_t i = 0; i < raw.size(); ++i) {
-      cases.push_back(parse_case(raw[i], path + ": cases[" + std::to_string(i) + "]"));
+      const std::string at = path + ": cases[" + std::to_string(i) + "]";
+      if (format == "mode_decision") {
+        mode_cases.push_back(parse_mode_case(raw[i], at));
+      } else {
+        cases.push_back(parse_case(raw[i], at));
+      }
     }
   } catch (const std::exception& e) {  // FormatError, or Dims' length_error
     std::cerr << "error: " << e.what() << "\n";
@@ -179,6 +248,16 @@ int main(int argc, char** argv) {
                 << describe(got) << "\n";
     }
   }
-  std::cout << (cases.size() - failed) << " passed, " << failed << " failed\n";
+  for (const ModeCase& c : mode_cases) {
+    const trt_edge::ModeDecision got =
+        trt_edge::decide_mode(c.delegate_backends, c.profiles, c.native_guard, c.honour_policy);
+    if (!(got == c.expect)) {
+      ++failed;
+      std::cout << "FAIL " << c.name << ": expected " << describe(c.expect) << ", got "
+                << describe(got) << "\n";
+    }
+  }
+  const size_t total = cases.size() + mode_cases.size();
+  std::cout << (total - failed) << " passed, " << failed << " failed\n";
   return failed == 0 ? 0 : 1;
 }

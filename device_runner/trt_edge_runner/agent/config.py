@@ -16,13 +16,13 @@ budget for devices with a hard real-time limit.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trt_edge_runner.agent.errors import AgentConfigError
+from trt_edge_runner.json_documents import parse_json_object
 
 DEFAULT_ROOT = Path("/var/lib/trt-edge")
 DEFAULT_KEYS = Path("/etc/trt-edge/keys")
@@ -73,16 +73,10 @@ def add_location_arguments(parser: argparse.ArgumentParser) -> None:
 def read_json_object(path: Path, what: str) -> dict[str, Any]:
     """A JSON object from `path`, or AgentConfigError naming the file and the problem."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
     except OSError as exc:
         raise AgentConfigError(f"{path}: cannot read {what}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise AgentConfigError(
-            f"{path}:{exc.lineno}:{exc.colno}: {what} is not valid JSON: {exc.msg}"
-        ) from None
-    if not isinstance(doc, dict):
-        raise AgentConfigError(f"{path}: {what} must be a JSON object")
-    return doc
+    return parse_json_object(data, str(path), what, AgentConfigError)
 
 
 def load_health_settings(path: Path) -> HealthSettings:

@@ -27,12 +27,14 @@ from trt_edge_runner.agent.smoke import run_every_phase
 from trt_edge_runner.agent.store import AgentState, DeviceStore, SlotInfo
 from trt_edge_runner.agent.tarball import open_bundle_tar
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG
+from trt_edge_runner.bundle_integrity import verify_directory
+from trt_edge_runner.errors import RunnerError
 from trt_edge_runner.signature import (
     DetachedSignature,
     SignatureError,
-    check_files,
     load_trusted_keys,
     parse_canonical_manifest,
+    read_canonical_manifest,
     verify_document,
 )
 
@@ -67,7 +69,7 @@ def pause_point(step: str) -> None:
 
 
 def _now() -> str:
-    # timezone.utc, not dt.UTC: the device side runs on Python 3.10.
+    # timezone.utc, not datetime.UTC (3.11+): devices run Python 3.10 (JetPack 6).
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()  # noqa: UP017
 
 
@@ -129,9 +131,9 @@ def install_bundle(
             staging.mkdir()
             bundle_tar.extract(staging, manifest.files)
         try:
-            check_files(staging, manifest)
-        except SignatureError as exc:
-            raise InstallRefused(str(exc)) from None
+            verify_directory(staging, manifest)
+        except RunnerError as exc:  # the integrity rule, now with every file's sha256
+            raise InstallRefused(f"{tar_path}: {exc}") from None
         slot_dir = store.slot_dir(slot)
         if slot_dir.exists():
             shutil.rmtree(slot_dir)
@@ -190,12 +192,10 @@ def rollback(store: DeviceStore) -> AgentState:
                 "nothing to roll back to: no previous slot is recorded "
                 "(only one bundle was installed, or the last install overwrote it)"
             )
-        from trt_edge_runner.signature import read_canonical_manifest
-
         try:
             _document, manifest = read_canonical_manifest(store.slot_dir(previous))
-            check_files(store.slot_dir(previous), manifest)
-        except SignatureError as exc:
+            verify_directory(store.slot_dir(previous), manifest)
+        except (SignatureError, RunnerError) as exc:
             raise AgentError(f"slot {previous} cannot be rolled back to: {exc}") from None
         new_state = AgentState(active=previous, previous=state.active, slots=state.slots)
         store.save(new_state)

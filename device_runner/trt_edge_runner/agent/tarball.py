@@ -3,10 +3,13 @@
 A transported bundle is `NAME-VERSION/{bundle.json, bundle.sig, model.pte, ...}`
 (one top directory) or the same files at the top level. The agent reads only
 `bundle.json` and `bundle.sig` (size-capped) until the signature and the target
-fingerprint are accepted; extraction then admits exactly the files the signed
-`bundle.json` lists, as regular files, under their listed sizes. Links, devices,
-absolute paths and `..` are refused by our own checks *and* by tarfile's `data`
-filter (PEP 706), so one mistake in either does not open a hole.
+fingerprint are accepted. Extraction then first holds the archive's members to
+the bundle integrity rule (`trt_edge_runner.bundle_integrity`, sizes only: the
+bytes are hashed once extracted), refusing with every problem at once — links,
+devices, absolute paths and `..`, members outside the top directory, anything not
+listed in the signed `bundle.json` — and then writes exactly the listed regular
+files. tarfile's `data` filter (PEP 706) is consulted as well where it exists, so
+one mistake in either does not open a hole.
 """
 
 from __future__ import annotations
@@ -19,12 +22,21 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from trt_edge_runner.agent.errors import InstallRefused
-from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG, FileEntry
+from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG, UNLISTED_FILES, FileEntry
+from trt_edge_runner.bundle_integrity import (
+    MAX_DOCUMENT_BYTES,
+    MAX_ENTRIES,
+    BundleProblemsError,
+    Entry,
+    Problem,
+    ProblemKind,
+    find_problems,
+    refuse,
+)
 from trt_edge_runner.durable import fsync_dir
 
-MAX_MEMBERS = 256
-MAX_DOCUMENT_BYTES = 4 << 20
-MAX_BUNDLE_BYTES = 8 << 30
+# Every member below the bundle root, plus the top directory itself.
+MAX_MEMBERS = MAX_ENTRIES + 1
 
 
 class BundleTar:
@@ -35,6 +47,8 @@ class BundleTar:
         self.archive = archive
         self.members: dict[str, tarfile.TarInfo] = {}
         self.prefix = ""
+        # Members that cannot be part of any bundle (paths outside it, duplicates).
+        self.misplaced: list[Problem] = []
         self._index()
 
     def _refuse(self, message: str) -> InstallRefused:
@@ -46,7 +60,9 @@ class BundleTar:
             if count > MAX_MEMBERS:
                 raise self._refuse(f"more than {MAX_MEMBERS} entries; not a trt-edge bundle")
             raw.append(member)
-        docs = [m.name for m in raw if PurePosixPath(m.name).name == BUNDLE_JSON]
+        docs = [
+            m.name for m in raw if PurePosixPath(m.name).name == BUNDLE_JSON and not _unsafe(m.name)
+        ]
         if not docs:
             raise self._refuse(f"no {BUNDLE_JSON} inside; not a trt-edge bundle")
         top = min(docs, key=lambda n: len(PurePosixPath(n).parts))
@@ -57,23 +73,39 @@ class BundleTar:
             if rel is None:
                 continue
             if rel in self.members:
-                raise self._refuse(f"{member.name}: appears twice in the archive")
+                self.misplaced.append(
+                    Problem(ProblemKind.EXTRA, rel, "appears twice in the archive")
+                )
+                continue
             self.members[rel] = member
 
     def _relative(self, name: str) -> str | None:
-        """Path below the bundle root; refuses absolute paths and `..` anywhere."""
+        """Path below the bundle root; None for the root itself and for names that are not
+        inside it (those are recorded as `outside` problems)."""
         pure = PurePosixPath(name)
-        if pure.is_absolute() or ".." in pure.parts:
-            raise self._refuse(f"{name}: absolute path or '..' in the archive; refused")
+        if _unsafe(name):
+            self.misplaced.append(
+                Problem(ProblemKind.OUTSIDE, name, "absolute path or '..' in the archive")
+            )
+            return None
         if self.prefix:
             prefix = PurePosixPath(self.prefix)
             if pure == prefix:
                 return None
             if pure.parts[: len(prefix.parts)] != prefix.parts:
-                raise self._refuse(f"{name}: outside the bundle directory {self.prefix}/")
+                self.misplaced.append(
+                    Problem(
+                        ProblemKind.OUTSIDE, name, f"outside the bundle directory {self.prefix}/"
+                    )
+                )
+                return None
             pure = PurePosixPath(*pure.parts[len(prefix.parts) :])
         rel = pure.as_posix()
         return None if rel in ("", ".") else rel
+
+    def entries(self) -> list[Entry]:
+        """The archive's members as a bundle tree, for the integrity rule."""
+        return [_entry(rel, member) for rel, member in sorted(self.members.items())]
 
     def read_document(self, rel: str) -> bytes:
         """The bytes of a small regular member (`bundle.json`, `bundle.sig`)."""
@@ -95,31 +127,20 @@ class BundleTar:
         return handle.read()
 
     def extract(self, dest: Path, listed: Mapping[str, FileEntry]) -> None:
-        """Extract exactly the listed files (+ bundle.json/.sig) into the empty directory `dest`."""
-        allowed = set(listed) | {BUNDLE_JSON, BUNDLE_SIG}
-        parents = {str(p) for rel in allowed for p in PurePosixPath(rel).parents if str(p) != "."}
-        selected: list[tarfile.TarInfo] = []
-        total = 0
-        for rel, member in sorted(self.members.items()):
-            if member.isdir():
-                if rel not in parents:
-                    raise self._refuse(f"{member.name}: directory not part of the bundle")
-                continue
-            if not member.isfile():
-                kind = "link" if member.issym() or member.islnk() else "special file"
-                raise self._refuse(f"{member.name}: is a {kind}; bundles hold regular files only")
-            if rel not in allowed:
-                raise self._refuse(f"{member.name}: not listed in the signed {BUNDLE_JSON}")
-            entry = listed.get(rel)
-            if entry is not None and member.size != entry.size:
-                raise self._refuse(
-                    f"{member.name}: {member.size} bytes, "
-                    f"the signed {BUNDLE_JSON} says {entry.size}"
-                )
-            total += member.size
-            if total > MAX_BUNDLE_BYTES:
-                raise self._refuse(f"more than {MAX_BUNDLE_BYTES} bytes of content; refused")
-            selected.append(member)
+        """Extract exactly the listed files (+ bundle.json/.sig) into the empty directory `dest`.
+
+        Refuses first, with every problem the archive has under the integrity rule.
+        """
+        problems = sorted(
+            [*self.misplaced, *find_problems(self.entries(), listed, digest=None)],
+            key=lambda p: (p.path, p.kind.value),
+        )
+        try:
+            refuse(str(self.path), problems)
+        except BundleProblemsError as exc:
+            raise InstallRefused(str(exc)) from None
+        wanted = set(listed) | UNLISTED_FILES
+        selected = [m for rel, m in sorted(self.members.items()) if rel in wanted and m.isfile()]
         for member in selected:
             self._write_member(member, dest)
         _fsync_tree(dest)
@@ -137,7 +158,7 @@ class BundleTar:
                     f"{member.name}: refused by tarfile's data filter: {exc}"
                 ) from None
         rel = self._relative(member.name)
-        if rel is None:  # pragma: no cover - directories were filtered out by the caller
+        if rel is None:  # pragma: no cover - only members below the root are selected
             return
         target = dest.joinpath(*PurePosixPath(rel).parts)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -149,6 +170,32 @@ class BundleTar:
             shutil.copyfileobj(source, out)
             if out.tell() != member.size:
                 raise self._refuse(f"{member.name}: truncated in the archive")
+
+
+def _unsafe(name: str) -> bool:
+    pure = PurePosixPath(name)
+    return pure.is_absolute() or ".." in pure.parts
+
+
+def _entry(rel: str, member: tarfile.TarInfo) -> Entry:
+    if member.isfile():
+        return Entry(rel, "file", member.size)
+    if member.isdir():
+        return Entry(rel, "dir")
+    if member.issym():
+        return Entry(rel, "link", 0, f"symbolic link to {member.linkname}")
+    if member.islnk():
+        return Entry(rel, "link", 0, f"hard link to {member.linkname} in the archive")
+    what = (
+        "character device"
+        if member.ischr()
+        else "block device"
+        if member.isblk()
+        else "fifo"
+        if member.isfifo()
+        else "special member"
+    )
+    return Entry(rel, "other", 0, what)
 
 
 def _fsync_tree(root: Path) -> None:

@@ -1,9 +1,11 @@
 """`trt-edge-device info [BUNDLE] [--json]`: what this device's runner can do.
 
 Reports the runner and runtime versions, the ExecuTorch backends registered,
-whether a native TensorRT profile guard is installed, and therefore the mode a
-bundle runs in. With a bundle: verifies and loads it, then shows its mode,
-phases, profiles and whether it runs profile 0 only.
+and the mode a bundle runs in: this Python runner has no native TensorRT profile
+guard (upstream's is C++ only; the native switch lives in the C++ runner
+`trt-edge-run`), so a multi-profile TensorRT bundle runs profile 0 only here.
+With a bundle: verifies and loads it, then shows its mode, phases, profiles and
+whether it runs profile 0 only.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def _version(package: str) -> str | None:
 def runtime_facts() -> dict[str, Any]:
     """Versions, backends and native-guard availability; never raises for a missing runtime."""
     from trt_edge_runner import __version__
-    from trt_edge_runner.runner import native_guard_factory
+    from trt_edge_runner.actuator import NATIVE_PROFILE_GUARD, WHERE_THE_NATIVE_SWITCH_LIVES
 
     facts: dict[str, Any] = {
         "runner": __version__,
@@ -56,9 +58,9 @@ def runtime_facts() -> dict[str, Any]:
     except ImportError as exc:
         facts["backends_registered"] = []
         facts["runtime_error"] = f"ExecuTorch runtime not importable: {exc}"
-    native = native_guard_factory() is not None
-    facts["native_profile_guard"] = native
-    facts["mode_for_tensorrt_bundles"] = "native" if native else "emulated"
+    facts["native_profile_guard"] = NATIVE_PROFILE_GUARD
+    facts["native_profile_guard_note"] = WHERE_THE_NATIVE_SWITCH_LIVES
+    facts["mode_for_tensorrt_bundles"] = "native" if NATIVE_PROFILE_GUARD else "emulated"
     facts["mode_for_cpu_bundles"] = "emulated"
     return facts
 
@@ -85,8 +87,10 @@ def run(args: argparse.Namespace) -> int:
     guard = "yes" if device["native_profile_guard"] else "no"
     print(
         f"  native TensorRT profile guard: {guard} → TensorRT bundles run "
-        f"{device['mode_for_tensorrt_bundles']}, CPU bundles emulated"
+        f"{device['mode_for_tensorrt_bundles']} (multi-profile: profile 0 only), "
+        "CPU bundles emulated"
     )
+    print(f"  ({device['native_profile_guard_note']})")
     if "runtime_error" in device:
         print(f"  {device['runtime_error']}")
     if "bundle" in report:

@@ -157,8 +157,8 @@ def bundle_tree(doc: dict[str, Any]) -> Tree:
         "files: "
         + (
             "[green]every hash matches[/green]"
-            if doc["hashes_ok"]
-            else "[red]HASH CHECK FAILED[/red]"
+            if doc["hashes_ok"] and not doc.get("integrity")
+            else "[red]INTEGRITY CHECK FAILED (a device refuses this bundle)[/red]"
         )
     )
     for f in doc["files"]:
@@ -167,8 +167,13 @@ def bundle_tree(doc: dict[str, Any]) -> Tree:
             f"{mark} {escape(f['name'])}  {human_bytes(f['expected_size'])} "
             f"sha256 {f['expected_sha256'][:16]}…"
         )
-    for name in doc["unlisted_files"]:
-        files.add(f"[red]✗ unlisted[/red] {escape(name)} (not covered by bundle.json)")
+    listed = {f["name"] for f in doc["files"]}
+    for problem in doc.get("integrity", []):
+        if problem["path"] not in listed:
+            files.add(
+                f"[red]✗ {escape(problem['kind'])}[/red] {escape(problem['path'])}: "
+                f"{escape(problem['detail'])}"
+            )
     sig = doc["signature"]
     root.add(
         "signature: bundle.sig "

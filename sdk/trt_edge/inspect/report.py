@@ -63,21 +63,13 @@ def _bundle_doc(bundle: OpenBundle) -> Report:
     m: BundleManifest = bundle.manifest
     raw = bundle.raw
     problems: list[str] = []
-    for check in bundle.files:
-        if check.status == "missing":
-            problems.append(f"{bundle.path}: {check.name} is listed in bundle.json but missing")
-        elif check.status != "ok":
-            problems.append(
-                f"{bundle.path}: {check.name}: {check.status.replace('_', ' ')} "
-                f"(bundle.json: sha256 {check.expected_sha256[:16]}…, {check.expected_size} "
-                f"bytes; found: sha256 {(check.actual_sha256 or '')[:16]}…, "
-                f"{check.actual_size} bytes) — the bundle was modified or damaged; rebuild or "
-                "re-copy it"
-            )
-    for name in bundle.unlisted:
+    # The bundle integrity rule's findings, worded as every front end words them.
+    for problem in bundle.problems:
+        problems.append(f"{bundle.path}: {problem}")
+    if bundle.problems:
         problems.append(
-            f"{bundle.path}: {name} is not listed in bundle.json, so no signature covers it; "
-            "remove it or rebuild the bundle"
+            f"{bundle.path}: a device refuses this bundle ({len(bundle.problems)} integrity "
+            "problem(s) above): re-copy it, or rebuild (and re-sign) it"
         )
     signatures = "ok"
     try:
@@ -120,6 +112,9 @@ def _bundle_doc(bundle: OpenBundle) -> Report:
         "files": [c.to_dict() for c in bundle.files],
         "hashes_ok": bundle.hashes_ok,
         "unlisted_files": bundle.unlisted,
+        "integrity": [
+            {"kind": p.kind.value, "path": p.path, "detail": p.detail} for p in bundle.problems
+        ],
         "signature": {
             "present": bundle.signature_present,
             "verified": None,

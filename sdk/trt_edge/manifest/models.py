@@ -10,17 +10,21 @@ silently ignored in a file that decides what ships to a device.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 # Only names from pydantic's core modules: `pydantic.types` (Discriminator, Tag, Strict*)
 # costs ~0.1 s of import time, and `trt-edge validate` must start fast.
 from pydantic import BaseModel, ConfigDict, Field
+from trt_edge_runner.dtypes import DTYPE_NAMES
 
 from trt_edge.manifest.vocabulary import MAX_EXTENT, NAME_PATTERN, VALUES_MAX, VALUES_MIN
 
-Dtype = Literal[
-    "float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"
-]
+if TYPE_CHECKING:
+    Dtype = str
+else:
+    # The names of the one dtype table (trt_edge_runner.dtypes), in its order: pydantic
+    # checks them and writes them into the schema's enum.
+    Dtype = Literal[DTYPE_NAMES]
 
 
 # Bounds live in vocabulary.py (int32 extents for TensorRT, int64 `values`).

@@ -6,10 +6,12 @@ never import pydantic's model machinery.
 
 from __future__ import annotations
 
+# The integer dtypes (integer `values` ranges apply to them) come from the one dtype table.
+from trt_edge_runner.dtypes import INTEGER_DTYPES as INTEGER_DTYPES
+
 API_VERSION = "trt-edge/v1"
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 SYMBOL_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
-INTEGER_DTYPES = frozenset({"int64", "int32", "int16", "int8", "uint8"})
 
 # TensorRT dimensions (nvinfer1::Dims) are int32: an extent above this cannot be built or
 # bound, so it is refused where it is written rather than deep inside the build.

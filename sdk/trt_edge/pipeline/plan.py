@@ -17,21 +17,13 @@ from typing import Any
 
 import numpy as np
 from trt_edge_runner.bundle_format import TensorSpec
+from trt_edge_runner.dtypes import DTYPES
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import BadInputError
 
-_NUMPY_DTYPES: dict[str, Any] = {
-    "float32": np.float32,
-    "float16": np.float16,
-    "float64": np.float64,
-    "int64": np.int64,
-    "int32": np.int32,
-    "int16": np.int16,
-    "int8": np.int8,
-    "uint8": np.uint8,
-    "bool": np.bool_,
-}
+# Host samples are numpy arrays: the dtypes numpy carries, from the one dtype table.
+_NUMPY_DTYPES: dict[str, Any] = {d.name: np.dtype(d.numpy) for d in DTYPES if d.numpy is not None}
 
 
 @dataclass(frozen=True)

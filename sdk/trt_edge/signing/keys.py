@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trt_edge_runner.durable import write_atomic
-from trt_edge_runner.signature import PUBLIC_KEY_SUFFIX
+from trt_edge_runner.signature import PUBLIC_KEY_SUFFIX, load_pem_key
 
 from trt_edge.signing.errors import SigningError
 
@@ -68,17 +68,12 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SigningError(f"{path}: cannot read private key: {exc.strerror}") from None
-    try:
-        key = serialization.load_pem_private_key(data, password=None)
-    except (ValueError, TypeError):
-        raise SigningError(
-            f"{path}: not an unencrypted PEM private key; use the .key file written by "
-            "`trt-edge keys generate`"
-        ) from None
-    if not isinstance(key, Ed25519PrivateKey):
-        raise SigningError(f"{path}: is a {type(key).__name__}, expected an ed25519 private key")
+    key: Ed25519PrivateKey = load_pem_key(
+        path,
+        "private key",
+        lambda data: serialization.load_pem_private_key(data, password=None),
+        Ed25519PrivateKey,
+        "not an unencrypted PEM private key; use the .key file written by `trt-edge keys generate`",
+        SigningError,
+    )
     return key

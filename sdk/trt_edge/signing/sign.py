@@ -1,8 +1,9 @@
 """Sign a bundle directory (write `bundle.sig`) and verify one against a single public key.
 
-Signing refuses a bundle whose files already disagree with `bundle.json`: a
-signature is a statement that this exact directory is good, so it is only made
-over a directory that verifies.
+Signing refuses a bundle that breaks the integrity rule (`trt_edge_runner.bundle_integrity`:
+files missing, extra, linked, special, oversized or differing from `bundle.json`), naming
+every such file: a signature is a statement that this exact directory is good, so it is
+only made over a directory a device would accept.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from trt_edge_runner.bundle_format import BUNDLE_SIG, BundleManifest
+from trt_edge_runner.bundle_integrity import verify_directory
 from trt_edge_runner.durable import write_atomic
+from trt_edge_runner.errors import RunnerError
 from trt_edge_runner.signature import (
     SIGNATURE_ALGORITHM,
     DetachedSignature,
     SignatureError,
-    check_files,
     key_id,
     load_public_key,
     read_canonical_manifest,
@@ -38,14 +40,14 @@ def sign_bundle(bundle: Path, key_path: Path) -> DetachedSignature:
     key = load_private_key(key_path)
     try:
         document, manifest = read_canonical_manifest(bundle_dir)
-        check_files(bundle_dir, manifest)
-    except SignatureError as exc:
-        raise SignatureError(
-            exc.message,
-            where=exc.where,
-            hint="nothing was signed: a bundle is signed only when every file matches "
-            "bundle.json; rebuild it, or restore the file",
-        ) from None
+        verify_directory(bundle_dir, manifest)
+    except (SignatureError, RunnerError) as exc:
+        # RunnerError: bundle.json unreadable (format) or the integrity rule broken.
+        exc.hint = (
+            "nothing was signed: a bundle is signed only when every file matches "
+            "bundle.json; rebuild it, or restore the file"
+        )
+        raise
     signature = DetachedSignature(
         algorithm=SIGNATURE_ALGORITHM,
         key_id=key_id(key.public_key()),
