@@ -58,12 +58,18 @@ def files_of(folder: Path) -> dict[str, bytes]:
 
 
 def ours(client: DockerClient, out_dir: Path) -> list[Any]:
-    """Build containers (running or not) whose staging mount lies in `out_dir`."""
+    """Build containers (running or not) whose staging mount lies in `out_dir`.
+
+    One list call and no per-container inspect: other tests' build containers come and
+    go meanwhile, and inspecting one that was just removed raises NotFound.
+    """
+    from docker.models.containers import Container
+
     found = []
-    for container in client.containers.list(all=True, filters={"label": CONTAINER_LABEL}):
-        mounts = container.attrs.get("Mounts", [])
+    for row in client.api.containers(all=True, filters={"label": CONTAINER_LABEL}):
+        mounts = row.get("Mounts") or []
         if any(str(m.get("Source", "")).startswith(str(out_dir)) for m in mounts):
-            found.append(container)
+            found.append(Container(attrs=row, client=client, collection=client.containers))
     return found
 
 

@@ -46,5 +46,13 @@ set(CMAKE_CXX_FLAGS_INIT "-isystem ${TRT_EDGE_AARCH64_SYSROOT}/usr/include/aarch
 # explicitly: binfmt_misc may be unavailable), with the cross toolchain's libc.
 find_program(TRT_EDGE_QEMU_AARCH64 qemu-aarch64-static)
 if(TRT_EDGE_QEMU_AARCH64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR "${TRT_EDGE_QEMU_AARCH64};-L;/usr/aarch64-linux-gnu")
+  # Test binaries run from the build tree, not the tarball: the arm64 libcrypto (private
+  # sysroot) and the aarch64 ExecuTorch SDK libraries are found through LD_LIBRARY_PATH.
+  set(_trt_edge_guest_libs "${TRT_EDGE_AARCH64_SYSROOT}/usr/lib/aarch64-linux-gnu")
+  if(executorch_DIR)
+    get_filename_component(_trt_edge_sdk_lib "${executorch_DIR}/../../lib" ABSOLUTE)
+    string(APPEND _trt_edge_guest_libs ":${_trt_edge_sdk_lib}")
+  endif()
+  set(CMAKE_CROSSCOMPILING_EMULATOR
+      "${TRT_EDGE_QEMU_AARCH64};-L;/usr/aarch64-linux-gnu;-E;LD_LIBRARY_PATH=${_trt_edge_guest_libs}")
 endif()
