@@ -7,14 +7,8 @@ from trt_edge_runner.agent.facts import fingerprint_mismatches
 
 CATALOG = load_catalog()
 ORIN = CATALOG.get("jetson-orin-nano-jp6")
-ORIN_FACTS = {
-    "arch": "aarch64",
-    "sm": "8.7",
-    "jetpack": "6.2.1",
-    "l4t": "36.4.3",
-    "cuda": "12.6.68",
-    "tensorrt": "10.3.0.30",
-}
+# What an Orin Nano reports: full version strings where the bundle names a prefix.
+ORIN_FACTS = {**ORIN.device_facts(), "jetpack": "6.2.1", "cuda": "12.6.68", "tensorrt": "10.3.0.30"}
 
 
 def test_only_the_fields_the_bundle_sets_are_compared() -> None:

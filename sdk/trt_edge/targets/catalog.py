@@ -49,14 +49,14 @@ class UnknownTargetError(TrtEdgeError, KeyError):
         super().__init__(f"unknown target {target_id!r}{hint}; known targets: {', '.join(known)}")
 
 
-class CatalogError(TrtEdgeError, ValueError):
-    """`catalog.json` itself is malformed (a packaging bug, not a user mistake: exit 1)."""
-
-
 class UnknownBackendError(TrtEdgeError, KeyError):
     """A backend name the catalog says nothing about (exit 2)."""
 
     exit_code = EXIT_BAD_INPUT
+
+
+class CatalogError(TrtEdgeError, ValueError):
+    """`catalog.json` itself is malformed (a packaging bug, not a user mistake: exit 1)."""
 
 
 @dataclass(frozen=True)
