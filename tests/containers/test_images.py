@@ -265,3 +265,23 @@ def test_prune_removes_stale_images_only(
     assert removed == ["trt-edge/prune-probe:old"]
     assert docker_client.images.list("trt-edge/prune-probe") == []
     assert docker_client.images.get(runtime_image_ref.id)  # other images untouched
+
+
+def test_settings_declared_before_from_reach_the_fragments_on_this_engine(
+    docker_client: DockerClient, tmp_path: Path
+) -> None:
+    """The Jetson images (not buildable here) set APT_PACKAGES/VENV_OPTIONS/PIP_CHECK
+    before their first FROM and the fragments re-declare them inside the stage: the
+    legacy builder must hand the defaults through, and leave undeclared ones empty."""
+    from trt_edge.containers.base_image import load_recipe
+
+    (tmp_path / "Dockerfile").write_text(
+        f"ARG BASE={load_recipe().tag}\n"
+        'ARG APT_PACKAGES="python3 python3-venv openssh-server"\n'
+        "FROM ${BASE} AS system\n"
+        "ARG APT_PACKAGES\n"
+        "ARG PIP_CHECK\n"
+        'RUN test "$APT_PACKAGES" = "python3 python3-venv openssh-server" && test -z "$PIP_CHECK"\n'
+    )
+    image, _ = docker_client.images.build(path=str(tmp_path), rm=True, nocache=True)
+    docker_client.images.remove(image.id)
