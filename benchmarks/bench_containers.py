@@ -10,6 +10,8 @@ runs every stage (export, lower, validate):
   image build        `cpu` and `cpu-runtime` built without the layer cache (the
                      wheelhouse and the Debian base already present): what CI pays
                      cold, apart from the one-off `trt-edge images base`.
+  image sizes        the device image `cpu-runtime` (C++ runner + agent, no torch)
+                     beside its Debian base and the `cpu` builder; goal ≤ 250 MB.
 
 Options: --manifest PATH (default examples/vision/manifest.yaml), --rounds N
 (default 1: builds are tens of seconds each), --skip-image-build.
@@ -78,7 +80,19 @@ def main(argv: list[str] | None = None) -> int:
             ref = build_image(name, client=client, no_cache=True)
             size = client.images.get(ref.id).attrs.get("Size", 0) / 1e6
             print(f"image build {name:12s} (no layer cache): {ref.seconds:7.1f} s, {size:.0f} MB")
+    from trt_edge.containers.base_image import load_recipe
+
+    def megabytes(ref: str) -> float:
+        return float(client.images.get(ref).attrs.get("Size", 0)) / 1e6
+
     warm = build_image("cpu", client=client).tag  # warm: the current image, reused
+    device = megabytes(build_image("cpu-runtime", client=client).tag)
+    base, builder = megabytes(load_recipe().tag), megabytes(warm)
+    print(
+        f"image sizes: cpu-runtime {device:.0f} MB (goal ≤ 250: "
+        f"{'met' if device <= 250 else 'NOT met'}), its base {base:.0f} MB (+{device - base:.0f}),"
+        f" cpu builder {builder:.0f} MB; cpu-runtime ÷ cpu builder {device / builder:.2f}"
+    )
     manifest = Path(args.manifest).resolve()
     local: list[float] = []
     container: list[float] = []

@@ -4,6 +4,8 @@
   skipped, unless `TRT_EDGE_REQUIRE_DOCKER=1` (CI), where it fails instead.
 - `skip_or_fail(reason)`: the same rule for any other host-dependent skip of the
   containers tests (a tool the test needs is missing).
+- `x86_64_runner_tarball`: the runner tarball device images carry, made current by the
+  tool `make device-x86_64` runs (incremental), as `trt-edge images build` does.
 - `cpu_image`, `runtime_image`: tags (str) of the `cpu` builder and the `cpu-runtime`
   device image, built by `trt_edge.containers.images.build_image`, which reuses an
   existing image built from the same lock, sources and base — so a suite builds each
@@ -86,6 +88,14 @@ def _image(client: DockerClient, name: str) -> ImageRef:
 
     with _build_lock():
         return build_image(name, client=client)
+
+
+@pytest.fixture(scope="session")
+def x86_64_runner_tarball() -> Path:
+    from trt_edge.containers import context, runner_tarball
+
+    with _build_lock():
+        return runner_tarball.ensure("x86_64", context.project_root())
 
 
 @pytest.fixture(scope="session")

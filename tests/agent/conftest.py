@@ -11,7 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from agent.signed_bundles import make_signed_tar  # type: ignore[import-not-found]
+from agent.signed_bundles import (  # type: ignore[import-not-found]
+    ORIN_CPU_TARGET,
+    ORIN_TARGET,
+    make_signed_tar,
+)
 from runner.tiny_bundles import build_tiny_model, lower_tiny_model  # type: ignore[import-not-found]
 from trt_edge.signing import generate_keypair
 
@@ -23,7 +27,8 @@ class Bundles:
     v1: Path
     v2: Path
     slow_to_fail: Path  # signed and valid, but its prefill opt shape is beyond the program
-    orin: Path  # built for a Jetson Orin Nano: wrong target here
+    orin: Path  # a TensorRT fingerprint for a Jetson Orin Nano: wrong target here
+    orin_cpu: Path  # an XNNPACK bundle for the Orin Nano: asks only arch aarch64
     other_key: Path  # signed by a key the device does not trust
 
 
@@ -49,19 +54,10 @@ def agent_bundles(tmp_path_factory: pytest.TempPathFactory) -> Bundles:
             profiles=[("decode", 1, 1, 1), ("prefill", 2, 100, 128)],
         ),
         orin=make_signed_tar(
-            root / "orin",
-            pte,
-            "1.0.0-orin",
-            pair.private_path,
-            target={
-                "id": "jetson-orin-nano-jp6",
-                "arch": "aarch64",
-                "sm": "8.7",
-                "jetpack": "6.2",
-                "l4t": "36.4.3",
-                "cuda": "12.6",
-                "tensorrt": "10.3",
-            },
+            root / "orin", pte, "1.0.0-orin", pair.private_path, target=ORIN_TARGET
+        ),
+        orin_cpu=make_signed_tar(
+            root / "orin-cpu", pte, "1.0.0-orin-cpu", pair.private_path, target=ORIN_CPU_TARGET
         ),
         other_key=make_signed_tar(root / "other", pte, "9.9.9", other.private_path),
     )

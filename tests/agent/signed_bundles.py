@@ -15,28 +15,18 @@ from typing import Any
 
 from runner.tiny_bundles import SEQ_MAX, write_bundle  # type: ignore[import-not-found]
 from trt_edge.signing import sign_bundle
+from trt_edge.targets import load_catalog
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
 
-CPU_TARGET: dict[str, Any] = {
-    "id": "cpu-x86_64",
-    "kind": "cpu",
-    "arch": "x86_64",
-    "sm": None,
-    "jetpack": None,
-    "l4t": None,
-    "cuda": None,
-    "tensorrt": None,
-}
-ORIN_TARGET: dict[str, Any] = {
-    "id": "jetson-orin-nano-jp6",
-    "kind": "jetson",
-    "arch": "aarch64",
-    "sm": "8.7",
-    "jetpack": "6.2",
-    "l4t": "36.4.3",
-    "cuda": "12.6",
-    "tensorrt": "10.3",
-}
+_CATALOG = load_catalog()
+# Fingerprints as a build writes them (the target catalog decides what each backend asks).
+CPU_TARGET: dict[str, Any] = _CATALOG.fingerprint(_CATALOG.get("cpu-x86_64"), "xnnpack")
+# A TensorRT bundle for an Orin Nano asks its SM, CUDA, TensorRT, JetPack and L4T ...
+ORIN_TARGET: dict[str, Any] = _CATALOG.fingerprint(_CATALOG.get("jetson-orin-nano-jp6"), "tensorrt")
+# ... an XNNPACK one only its CPU architecture.
+ORIN_CPU_TARGET: dict[str, Any] = _CATALOG.fingerprint(
+    _CATALOG.get("jetson-orin-nano-jp6"), "xnnpack"
+)
 # decode pinned to profile 0 (seq 1), prefill to profile 1 (seq 2..64, opt 16).
 GOOD_PROFILES = [("decode", 1, 1, 1), ("prefill", 2, 16, SEQ_MAX)]
 PHASES = {"decode": 0, "prefill": 1}

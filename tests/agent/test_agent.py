@@ -115,6 +115,35 @@ def test_device_facts_file_makes_the_jetson_bundle_fit(
     assert "installed tiny 1.0.0-orin into slot A" in result.stdout
 
 
+NO_GPU_ARM_FACTS = {"arch": "aarch64", "sm": None, "jetpack": None, "l4t": None, "cuda": None}
+
+
+def test_an_xnnpack_bundle_for_the_orin_installs_on_a_device_without_a_gpu(
+    device: Device, agent_bundles: Bundles
+) -> None:
+    """It asks the CPU architecture only: no SM, CUDA or TensorRT can keep it off a device."""
+    device.facts.write_text(json.dumps({**NO_GPU_ARM_FACTS, "tensorrt": None}))
+    result = device.run("install", str(agent_bundles.orin_cpu), check=True)
+    assert "installed tiny 1.0.0-orin-cpu into slot A" in result.stdout
+
+
+def test_a_tensorrt_bundle_still_demands_its_sm_cuda_and_tensorrt(
+    device: Device, agent_bundles: Bundles
+) -> None:
+    device.facts.write_text(json.dumps({**NO_GPU_ARM_FACTS, "tensorrt": None}))
+    result = device.run("install", str(agent_bundles.orin))
+    assert result.returncode == 1
+    for reason in (
+        "sm: bundle's engines are built for compute capability 8.7, device has no NVIDIA GPU",
+        "cuda: bundle needs 12.6, device has none",
+        "tensorrt: bundle needs 10.3, device has none",
+        "jetpack: bundle needs 6.2, device has none",
+    ):
+        assert reason in result.stderr
+    assert "arch:" not in result.stderr  # the one field that fits is not a reason
+    assert device.status()["active"] is None
+
+
 def test_failed_smoke_run_keeps_the_previous_model_active(
     device: Device, agent_bundles: Bundles
 ) -> None:

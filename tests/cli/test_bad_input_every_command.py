@@ -91,6 +91,9 @@ HOST_CASES: dict[tuple[str, ...], Case] = {
     ("images", "lock"): Case(
         lambda p: ["no-such-image"], EXIT_BAD_INPUT, lambda p: "unknown image 'no-such-image'"
     ),
+    ("images", "dockerfile"): Case(
+        lambda p: ["no-such-image"], EXIT_BAD_INPUT, lambda p: "unknown image 'no-such-image'"
+    ),
     ("images", "prune"): Case(
         lambda p: [], EXIT_FAILED, lambda p: "no Docker engine answers", NO_ENGINE_ENV
     ),

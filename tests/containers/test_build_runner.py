@@ -139,6 +139,9 @@ def test_container_bundle_records_image_lock_and_host(
     assert builder["lock_sha256"] == parse_lock(catalog.load_spec("cpu").lock_file).sha256()
     assert builder["network"] == "none"
     assert builder["host"]["machine"] == os.uname().machine
+    # --image given: recorded as the reason, beside the backend's own builder.
+    assert builder["backend"] == "xnnpack"
+    assert builder["reason"] == f"--image {cpu_image} given (the backend's builder: cpu)"
     # Outputs belong to the calling user, not to root-in-the-container.
     assert all(p.stat().st_uid == os.getuid() for p in container_bundle.rglob("*"))
 
@@ -316,13 +319,54 @@ def test_tensorrt_target_without_gpu_is_refused_clearly(
     with pytest.raises(ContainerBuildError) as info:
         build_in_container(
             manifest,
-            BuildOptions(out_dir=tmp_path / "out"),
+            BuildOptions(out_dir=tmp_path / "out", backend="tensorrt"),
             "x86-ampere",
             None,
             client=docker_client,
         )
     assert info.value.exit_code == 2
     assert "needs TensorRT" in str(info.value) and "no NVIDIA GPU" in str(info.value)
+    assert "--backend xnnpack" in str(info.value)
+
+
+def test_an_xnnpack_bundle_for_a_jetson_builds_in_the_cpu_builder_and_asks_only_arch(
+    manifest: Path,
+    container_bundle: Path,
+    cpu_image: str,
+    docker_client: DockerClient,
+    tmp_path: Path,
+) -> None:
+    """An XNNPACK .pte does not depend on the CPU: the cpu builder makes it for an Orin, the
+    same bytes as for x86, and its fingerprint asks a device its CPU architecture only."""
+    project = tmp_path / "linear"
+    shutil.copytree(manifest.parent, project)
+    text = (project / "manifest.yaml").read_text()
+    (project / "manifest.yaml").write_text(
+        text.replace("targets: [cpu-x86_64]", "targets: [cpu-x86_64, jetson-orin-nano-jp6]")
+    )
+    result = build_in_container(
+        project / "manifest.yaml",
+        BuildOptions(out_dir=tmp_path / "out", cache_dir=tmp_path / "cache", backend="xnnpack"),
+        "jetson-orin-nano-jp6",
+        None,  # no --image: the choice is the tool's
+        client=docker_client,
+        echo=quiet,
+    )
+    doc = json.loads((result.bundle_dir / "bundle.json").read_text())
+    builder = doc["provenance"]["builder"]
+    assert (builder["mode"], builder["image_name"], builder["backend"]) == (
+        "container",
+        "cpu",
+        "xnnpack",
+    )
+    assert builder["image_id"] == docker_client.images.get(cpu_image).id
+    assert (
+        "a .pte lowered with xnnpack does not depend on the CPU it is built on" in builder["reason"]
+    )
+    assert doc["target"] == {"id": "jetson-orin-nano-jp6", "kind": "jetson", "arch": "aarch64"}
+    assert (result.bundle_dir / "model.pte").read_bytes() == (
+        container_bundle / "model.pte"
+    ).read_bytes()
 
 
 def test_choose_mode_prefers_a_current_image_and_explains_otherwise(
@@ -334,12 +378,17 @@ def test_choose_mode_prefers_a_current_image_and_explains_otherwise(
     assert (mode, current.tag in reason) == ("container", True)
     from trt_edge.containers.gpu import host_gpus
 
-    mode, reason = choose_mode("x86-ampere", None)
+    mode, reason = choose_mode("x86-ampere", None, backend="tensorrt")
     assert mode == "local"
     if host_gpus():
         assert "`trt-edge images build x86-trt`" in reason
     else:
-        assert "x86-ampere needs TensorRT on a GPU and this host has none" in reason
+        assert "'x86-ampere' with backend tensorrt needs TensorRT" in reason
+        assert reason.endswith("; building locally")
+        # auto on a host without a GPU builds XNNPACK, which the cpu builder does.
+        mode, reason = choose_mode("x86-ampere", None)
+        assert (mode, current.tag in reason) == ("container", True)
+        assert "auto: x86-ampere runs TensorRT but this host has no NVIDIA GPU" in reason
     assert choose_mode("cpu-x86_64", "local") == ("local", "--local")
     monkeypatch.setenv("TRT_EDGE_BUILD_MODE", "local")
     assert choose_mode("cpu-x86_64", None) == ("local", "TRT_EDGE_BUILD_MODE=local")

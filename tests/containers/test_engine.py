@@ -89,7 +89,7 @@ def test_socket_permission_denied_names_the_group_fix() -> None:
     assert "usermod -aG docker" in done.stderr
 
 
-def test_default_mode_for_a_tensorrt_target_without_gpu_is_local(
+def test_default_mode_for_a_tensorrt_build_without_gpu_is_local(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from trt_edge.containers.gpu import host_gpus
@@ -100,8 +100,18 @@ def test_default_mode_for_a_tensorrt_target_without_gpu_is_local(
     model = Path(__file__).parent / "models" / "linear"
     shutil.copy(model / "model.py", tmp_path / "model.py")
     manifest = tmp_path / "manifest.yaml"
-    text = (model / "manifest.yaml").read_text()
-    manifest.write_text(text.replace("targets: [cpu-x86_64]", "targets: [x86-ampere]"))
-    mode, reason = choose_mode(None, None, manifest)  # the manifest's first target
+    text = (
+        (model / "manifest.yaml")
+        .read_text()
+        .replace("targets: [cpu-x86_64]", "targets: [x86-ampere]")
+    )
+    manifest.write_text(text.replace("backend: xnnpack", "backend: tensorrt"))
+    mode, reason = choose_mode(None, None, manifest)  # the manifest's first target and backend
     assert mode == "local"
-    assert "x86-ampere needs TensorRT on a GPU" in reason
+    assert "'x86-ampere' with backend tensorrt needs TensorRT" in reason
+    assert "no NVIDIA GPU" in reason
+    # The same target with the manifest's CPU backend is the cpu builder's job.
+    manifest.write_text(text)
+    mode, reason = choose_mode(None, None, manifest)
+    assert "TensorRT" not in reason
+    assert ("trt-edge/cpu:" in reason) if mode == "container" else ("trt-edge/cpu " in reason)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -28,19 +29,80 @@ def run_in(client: DockerClient, image: str, *command: str) -> str:
     return output.decode()
 
 
-def test_runtime_image_carries_the_runner_and_its_locked_stack(
+def test_runtime_image_is_lean_no_torch_executorch_or_numpy(
     docker_client: DockerClient, runtime_image: str
 ) -> None:
-    out = run_in(
-        docker_client,
-        runtime_image,
-        "trt-edge-python",
-        "-c",
-        "import trt_edge_runner, executorch.runtime, numpy, cryptography, torch; "
-        "print(numpy.__version__, torch.__version__)",
+    """Bundles run in the C++ runner; the device agent needs only cryptography."""
+    probe = (
+        "import importlib.util as u; "
+        "print(' '.join(m for m in ('torch', 'executorch', 'numpy', 'cryptography', "
+        "'trt_edge_runner') if u.find_spec(m)))"
     )
-    assert out.split()[-2:] == ["2.4.6", "2.13.0+cpu"]
+    for python in ("trt-edge-python", "/usr/bin/python3", "python3"):
+        found = run_in(docker_client, runtime_image, python, "-c", probe).split()
+        expected = ["cryptography", "trt_edge_runner"] if python != "/usr/bin/python3" else []
+        assert found == expected, (python, found)
+    for module in ("torch", "executorch", "numpy"):
+        done = docker_client.containers.run(
+            runtime_image,
+            ["sh", "-c", f"python3 -c 'import {module}' 2>&1; echo exit=$?"],
+            entrypoint=[],
+            remove=True,
+            network_mode="none",
+        ).decode()
+        assert "ModuleNotFoundError" in done and "exit=1" in done, (module, done)
     assert "usage" in run_in(docker_client, runtime_image, "trt-edge-device", "--help").lower()
+
+
+def _runner_json(doc: dict[str, object]) -> dict[str, object]:
+    """What must agree between two runs: all but where the bundle is and how long it took."""
+    return {k: v for k, v in doc.items() if k not in ("bundle", "latency_ms")}
+
+
+def test_runtime_image_runs_a_bundle_like_the_host_runner(
+    docker_client: DockerClient,
+    runtime_image: str,
+    tiny_llm_bundle: Path,
+    x86_64_runner_tarball: Path,
+    tmp_path: Path,
+) -> None:
+    from trt_edge.containers.runner_tarball import unpack
+
+    host = tmp_path / "host-runner"
+    unpack(x86_64_runner_tarball, host)
+    for phase in ("decode", "prefill"):
+        (tmp_path / phase / "host").mkdir(parents=True)
+        (tmp_path / phase / "image").mkdir()
+        args = ["--phase", phase, "--json"]
+        host_out = str(tmp_path / phase / "host")
+        host_runner = str(host / "bin" / "trt-edge-run")
+        on_host = subprocess.run(
+            [host_runner, "--bundle", str(tiny_llm_bundle), *args, "--outputs", host_out],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        in_image = docker_client.containers.run(
+            runtime_image,
+            ["trt-edge-run", "--bundle", "/bundle", *args, "--outputs", "/out"],
+            entrypoint=[],
+            remove=True,
+            network_mode="none",
+            user=f"{os.getuid()}:{os.getgid()}",
+            volumes={
+                str(tiny_llm_bundle): {"bind": "/bundle", "mode": "ro"},
+                str(tmp_path / phase / "image"): {"bind": "/out", "mode": "rw"},
+            },
+        ).decode()
+        host_doc = json.loads(on_host.stdout.strip().splitlines()[-1])
+        image_doc = json.loads(in_image.strip().splitlines()[-1])
+        assert _runner_json(image_doc) == _runner_json(host_doc), phase
+        assert image_doc["digests_verified"] is True
+        outputs = sorted(p.name for p in (tmp_path / phase / "host").iterdir())
+        assert outputs and outputs == sorted(p.name for p in (tmp_path / phase / "image").iterdir())
+        for name in outputs:  # the same binary on the same CPU: the same bytes
+            host_bytes = (tmp_path / phase / "host" / name).read_bytes()
+            assert (tmp_path / phase / "image" / name).read_bytes() == host_bytes, name
 
 
 def test_runtime_image_labels_name_the_lock_and_version(runtime_image_ref: ImageRef) -> None:
@@ -128,7 +190,7 @@ def test_ssh_into_a_runtime_container_runs_the_device_cli(
             "-o",
             "BatchMode=yes",
             f"root@{address}",
-            "trt-edge-device --help",
+            "trt-edge-device --help && trt-edge-run --help",
         ]
         for _attempt in range(30):  # sshd starts within a second or two
             done = subprocess.run(ssh, capture_output=True, text=True, check=False)
@@ -136,7 +198,8 @@ def test_ssh_into_a_runtime_container_runs_the_device_cli(
                 break
             time.sleep(0.5)
         assert done.returncode == 0, done.stderr
-        assert "usage" in done.stdout.lower()
+        assert "usage: trt-edge-device" in done.stdout.lower()
+        assert "usage: trt-edge-run" in done.stdout  # on the PATH ssh sessions get
     finally:
         container.remove(force=True)
 
@@ -202,3 +265,23 @@ def test_prune_removes_stale_images_only(
     assert removed == ["trt-edge/prune-probe:old"]
     assert docker_client.images.list("trt-edge/prune-probe") == []
     assert docker_client.images.get(runtime_image_ref.id)  # other images untouched
+
+
+def test_settings_declared_before_from_reach_the_fragments_on_this_engine(
+    docker_client: DockerClient, tmp_path: Path
+) -> None:
+    """The Jetson images (not buildable here) set APT_PACKAGES/VENV_OPTIONS/PIP_CHECK
+    before their first FROM and the fragments re-declare them inside the stage: the
+    legacy builder must hand the defaults through, and leave undeclared ones empty."""
+    from trt_edge.containers.base_image import load_recipe
+
+    (tmp_path / "Dockerfile").write_text(
+        f"ARG BASE={load_recipe().tag}\n"
+        'ARG APT_PACKAGES="python3 python3-venv openssh-server"\n'
+        "FROM ${BASE} AS system\n"
+        "ARG APT_PACKAGES\n"
+        "ARG PIP_CHECK\n"
+        'RUN test "$APT_PACKAGES" = "python3 python3-venv openssh-server" && test -z "$PIP_CHECK"\n'
+    )
+    image, _ = docker_client.images.build(path=str(tmp_path), rm=True, nocache=True)
+    docker_client.images.remove(image.id)

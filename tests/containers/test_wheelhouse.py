@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import platform
 import shutil
 from pathlib import Path
 
@@ -63,3 +64,18 @@ def test_a_wheel_whose_bytes_differ_from_the_lock_is_refused(tmp_path: Path) -> 
         prepare(parse_lock(spec.lock_file), spec.pip, folder=folder)
     assert "pip download failed" in str(info.value)
     assert "HASHES" in str(info.value).upper()
+
+
+def test_the_lock_names_the_wheel_pip_picks_not_another_in_the_wheelhouse(tmp_path: Path) -> None:
+    """The wheelhouse is shared by every image: another wheel of the same release that also
+    fits (as cryptography's cp39-abi3 and cp311-abi3 both fit Python 3.12) must not be what
+    the lock pins, or `pip download --require-hashes` of the lock fails."""
+    spec = make_image(tmp_path / "images", "mdurl==0.1.2\n")
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    other = folder / f"mdurl-0.1.2-py3-none-manylinux_2_17_{platform.machine()}.whl"
+    other.write_bytes(b"another build of the release")
+    [entry] = generate_lock(spec, folder=folder).entries
+    picked = folder / "mdurl-0.1.2-py3-none-any.whl"
+    assert entry.hashes == (file_sha256(picked),)
+    assert not [p for p in folder.iterdir() if p.name.startswith(".lock-")]  # no leftovers

@@ -11,16 +11,12 @@ from trt_edge.fleet.errors import RolloutError
 from trt_edge.fleet.inventory import Device, devices_from_inventory_json, facts_from_hostvars
 from trt_edge.fleet.plan import load_plan
 from trt_edge.fleet.schedule import cumulative_targets, plan_waves, threshold_crossed
+from trt_edge.targets import load_catalog
 
-ORIN = {
-    "id": "jetson-orin-nano-jp6",
-    "arch": "aarch64",
-    "sm": "8.7",
-    "jetpack": "6.2",
-    "l4t": "36.4.3",
-    "cuda": "12.6",
-    "tensorrt": "10.3",
-}
+CATALOG = load_catalog()
+# What bundles for an Orin Nano ask: a TensorRT one its whole GPU stack, an XNNPACK one its arch.
+ORIN = CATALOG.fingerprint(CATALOG.get("jetson-orin-nano-jp6"), "tensorrt")
+ORIN_CPU = CATALOG.fingerprint(CATALOG.get("jetson-orin-nano-jp6"), "xnnpack")
 ORIN_FACTS = {
     "arch": "aarch64",
     "sm": "8.7",
@@ -67,6 +63,21 @@ def test_devices_that_do_not_fit_are_skipped_with_the_reason() -> None:
     assert "arch: bundle needs aarch64, device is x86_64" in reasons["pc"]
     assert "sm: bundle's engines are built for compute capability 8.7" in reasons["pc"]
     assert reasons["unknown"] == "facts unknown: no trt_edge_facts"
+
+
+def test_a_cpu_bundle_is_not_kept_off_devices_by_gpu_facts_it_does_not_need() -> None:
+    """Other JetPack, no GPU at all: an XNNPACK Orin bundle runs on any aarch64 device."""
+    devices = [
+        *fleet(2),
+        Device("nx-old-jetpack", frozenset({"edge"}), {**ORIN_FACTS, "l4t": "35.5.0"}),
+        Device("pi", frozenset({"edge"}), {"arch": "aarch64"}),
+        Device("pc", frozenset({"edge"}), {"arch": "x86_64", "sm": "8.9"}),
+    ]
+    schedule = plan_waves(devices, ORIN_CPU, ["edge"], ["100%"])
+    assert schedule.eligible == 4
+    [skipped] = schedule.skipped
+    assert skipped.device.name == "pc"
+    assert skipped.reason == "fingerprint mismatch: arch: bundle needs aarch64, device is x86_64"
 
 
 @settings(deadline=None, max_examples=60)  # wall-clock free: the machine is shared

@@ -7,10 +7,15 @@ a facts file overrides any of them, for devices whose image moved things and for
 tests. `fingerprint_mismatches` is pure and shared with the host's rollout planner
 so both decide compatibility the same way.
 
-Matching rule, per field the bundle's fingerprint sets (None means "any"):
-`arch` equal; `sm` the device's compute capability is one the target lists;
-`jetpack`, `l4t`, `cuda`, `tensorrt` the device version starts with the
-bundle's dotted components (bundle "10.3" accepts device "10.3.0.30", not "10.30").
+A bundle's fingerprint asks only what its backend needs (the host's target catalog
+decides which fields: an XNNPACK bundle for a Jetson asks `arch` alone, a TensorRT one
+also `sm`, `cuda`, `tensorrt`, `jetpack`, `l4t`), and exactly the fields it sets are
+compared, each by its rule in `RULES` (a field set to None means "any"):
+`arch` equal; `sm` the device's compute capability is one the bundle lists;
+`jetpack`, `l4t`, `cuda`, `tensorrt` the device version starts with the bundle's
+dotted components (bundle "10.3" accepts device "10.3.0.30", not "10.30"). `id` and
+`kind` name the target for people and are never compared. A field with no rule is
+refused: a bundle asking what this agent cannot check must not install unchecked.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ import platform
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +34,7 @@ from trt_edge_runner.agent.config import read_json_object
 
 FACT_KEYS: tuple[str, ...] = ("arch", "sm", "jetpack", "l4t", "cuda", "tensorrt")
 VERSION_KEYS: tuple[str, ...] = ("jetpack", "l4t", "cuda", "tensorrt")
+IDENTITY_KEYS: tuple[str, ...] = ("id", "kind")  # name the target; never compared
 
 # Jetson SoC (device-tree "compatible") -> GPU compute capability.
 TEGRA_SM: dict[str, str] = {"tegra234": "8.7", "tegra264": "11.0", "tegra194": "7.2"}
@@ -40,28 +47,58 @@ def version_matches(wanted: str, actual: str) -> bool:
     return have[: len(want)] == want
 
 
+def _listed(wanted: str) -> list[str]:
+    return [part.strip() for part in wanted.split(",") if part.strip()]
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    """How one fingerprint field is compared with the device's fact of the same name."""
+
+    fits: Callable[[str, str], bool]  # (bundle's value, device's value)
+    refusal: Callable[[str, str, Any], str]  # (field, bundle's value, device's value or None)
+
+
+def _needs(key: str, wanted: str, actual: Any) -> str:
+    return f"{key}: bundle needs {wanted}, device has {actual or 'none'}"
+
+
+RULES: dict[str, FieldRule] = {
+    "arch": FieldRule(
+        fits=lambda wanted, actual: actual == wanted,
+        refusal=lambda key, wanted, actual: f"{key}: bundle needs {wanted}, device is {actual}",
+    ),
+    "sm": FieldRule(
+        fits=lambda wanted, actual: actual in _listed(wanted),
+        refusal=lambda key, wanted, actual: (
+            f"{key}: bundle's engines are built for compute capability "
+            f"{', '.join(_listed(wanted))}, device has {actual or 'no NVIDIA GPU'}"
+        ),
+    ),
+    **{key: FieldRule(fits=version_matches, refusal=_needs) for key in VERSION_KEYS},
+}
+
+
 def fingerprint_mismatches(target: Mapping[str, Any], facts: Mapping[str, Any]) -> list[str]:
-    """Every reason `target` (a bundle's fingerprint) does not fit `facts`; empty when it fits."""
+    """Every reason `target` (a bundle's fingerprint) does not fit `facts`; empty when it fits.
+
+    Only the fields the fingerprint sets are compared: what the bundle does not ask
+    (a GPU, for a CPU bundle) cannot keep it off a device.
+    """
     reasons: list[str] = []
-    arch = target.get("arch")
-    if arch is not None and facts.get("arch") != arch:
-        reasons.append(f"arch: bundle needs {arch}, device is {facts.get('arch')}")
-    sm = target.get("sm")
-    if sm is not None:
-        allowed = [part.strip() for part in str(sm).split(",") if part.strip()]
-        device_sm = facts.get("sm")
-        if device_sm is None or str(device_sm) not in allowed:
+    for key, wanted in target.items():
+        if wanted is None or key in IDENTITY_KEYS:
+            continue
+        rule = RULES.get(key)
+        if rule is None:
             reasons.append(
-                f"sm: bundle's engines are built for compute capability {', '.join(allowed)}, "
-                f"device has {device_sm or 'no NVIDIA GPU'}"
+                f"{key}: bundle asks for {key} {wanted!r}, which this device agent cannot "
+                "check; update trt-edge-runner on the device"
             )
-    for key in VERSION_KEYS:
-        wanted = target.get(key)
-        if wanted is None:
             continue
         actual = facts.get(key)
-        if actual is None or not version_matches(str(wanted), str(actual)):
-            reasons.append(f"{key}: bundle needs {wanted}, device has {actual or 'none'}")
+        if actual is None or not rule.fits(str(wanted), str(actual)):
+            reasons.append(rule.refusal(key, str(wanted), actual))
     return reasons
 
 

@@ -169,7 +169,9 @@ def _choose_mode(args: argparse.Namespace) -> tuple[str, str]:
                 "installation does not have; use --local"
             )
         return "local", "no container support installed: building locally"
-    mode, reason = build_runner.choose_mode(args.target, requested, args.manifest)
+    mode, reason = build_runner.choose_mode(
+        args.target, requested, args.manifest, backend=args.backend
+    )
     return str(mode), str(reason)
 
 

@@ -7,6 +7,8 @@
 - `list [--json]`: our images present locally: image, role, lock hash, version, and
   whether each is current for this checkout.
 - `base [--mirror URL]`: make the local Debian base (debootstrap + docker import; root).
+- `dockerfile IMAGE`: print the Dockerfile the engine builds for IMAGE (its own with
+  the shared fragments of `images/_fragments/` written in).
 - `lock IMAGE`: regenerate `images/IMAGE/lock.txt` from its `requirements.in` with the
   host's pip (exact versions + sha256).
 - `prune`: remove our images that are stale for this checkout (not those in use).
@@ -159,6 +161,14 @@ def _lock(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dockerfile(args: argparse.Namespace) -> int:
+    from trt_edge.containers.catalog import load_spec
+    from trt_edge.containers.dockerfile import expand
+
+    sys.stdout.write(expand(load_spec(resolve_image_name(args.image))).text)
+    return 0
+
+
 def _prune(args: argparse.Namespace) -> int:
     from trt_edge.containers.images import prune_stale
 
@@ -177,6 +187,9 @@ COMMAND = Command(
         "list": action("list trt-edge images present locally", _list, add_json_argument),
         "base": action(
             "make the local Debian base image (debootstrap; root)", _base, add_base_arguments
+        ),
+        "dockerfile": action(
+            "print the expanded Dockerfile of images/<name>/", _dockerfile, add_lock_arguments
         ),
         "lock": action(
             "regenerate images/<name>/lock.txt with the host's pip", _lock, add_lock_arguments

@@ -8,7 +8,11 @@ must stay instant, so the SDK is imported inside the functions that talk to the 
 - `lockfile`: the hashed lock files the images install from, and their hash.
 - `wheelhouse`: the host-prepared wheel folder those installs read (no index inside).
 - `base_image`: a Debian base made locally with debootstrap + `docker import`.
-- `context`: the build context handed to the engine (Dockerfile, lock, wheels, sources, CA certs).
-- `images`: `build_image`, `list_images`, `find_image`.
+- `dockerfile`: an image's Dockerfile with the shared fragments of `images/_fragments/` expanded.
+- `runner_tarball`: the device runner tarball device images carry (made fresh, digested, unpacked).
+- `context`: the build context handed to the engine (Dockerfile, lock, wheels, sources, runner,
+  CA certs).
+- `images`: `build_image`, `list_images`, `find_current`.
+- `builder_choice`: which builder image a build runs in, decided by the backend that will run.
 - `build_runner`: `choose_mode` and `build_in_container` for `trt-edge build --container`.
 """

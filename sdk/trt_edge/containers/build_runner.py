@@ -4,11 +4,14 @@ The container gets the manifest's folder read-only, a private staging folder ins
 the output directory and the stage cache, all mounted at their host paths (so
 messages and provenance name the same paths as a local build); it runs as the
 host's uid/gid (outputs are not root-owned), with no network, memory/CPU/pids
-limits, GPUs only when the target needs TensorRT, and a timeout. Its structured
+limits, GPUs only for a TensorRT build, and a timeout. The builder image follows the
+backend that will run (`builder_choice`): a CPU bundle builds in the `cpu` builder
+whatever its target, a TensorRT one in the target's GPU builder. Its structured
 JSON log streams into the host's progress display. The container is removed on
 success, failure, timeout, Ctrl-C and SIGTERM; a failed build removes its staging
 folder, so no partial bundle is ever left. On success the host merges provenance
-(image id/digest, lock hash, host facts) into `bundle.json` and moves the bundle into
+(image id/digest, lock hash, host facts, the builder choice and why) into `bundle.json`
+and moves the bundle into
 place atomically with the pipeline's `StagedBundle` (the previous bundle stays
 intact until the final swap).
 """
@@ -31,6 +34,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from trt_edge.containers import catalog
+from trt_edge.containers.builder_choice import BuilderChoice, choose_builder
 from trt_edge.containers.engine import is_engine_error
 from trt_edge.containers.errors import (
     ContainerBuildError,
@@ -45,6 +49,7 @@ if TYPE_CHECKING:
     from docker.models.containers import Container
 
     from trt_edge.pipeline.run import BuildOptions, BuildResult
+    from trt_edge.targets import Target
 
 MODE_ENV = "TRT_EDGE_BUILD_MODE"  # 'local' | 'container': the default when no flag is given
 CONTAINER_LABEL = "io.trt-edge.build"
@@ -75,7 +80,7 @@ class ContainerLimits:
         return {"memory": self.memory, "cpus": self.cpus, "pids": self.pids}
 
 
-def _target(target_id: str | None, manifest_path: Path | None = None) -> Any:
+def _target(target_id: str | None, manifest_path: Path | None = None) -> Target:
     from trt_edge.targets import load_catalog
 
     if target_id is None and manifest_path is not None:
@@ -90,14 +95,37 @@ def _target(target_id: str | None, manifest_path: Path | None = None) -> Any:
         raise ContainerBuildError(str(err), exit_code=2) from err
 
 
+def _manifest_backend(manifest_path: Path | None) -> str:
+    """The manifest's build.backend (auto when there is no readable manifest)."""
+    if manifest_path is None:
+        return "auto"
+    from trt_edge.manifest import load_manifest
+
+    loaded = load_manifest(manifest_path)
+    return loaded.manifest.backend if loaded.manifest is not None else "auto"
+
+
+def choose_builder_for(target: Target, backend: str) -> BuilderChoice:
+    """The builder for `target` and `backend` on this host (`ContainerBuildError` if none)."""
+    from trt_edge.containers.gpu import host_gpus
+    from trt_edge.targets import load_catalog
+
+    return choose_builder(target, backend, bool(host_gpus()), load_catalog())
+
+
 def choose_mode(
-    target: str | None, requested: str | None, manifest: Path | str | None = None
+    target: str | None,
+    requested: str | None,
+    manifest: Path | str | None = None,
+    backend: str | None = None,
 ) -> tuple[str, str]:
     """('local'|'container', why). Without a flag: container when an engine answers and the
-    target's builder image is current, else local with the reason and the fixing command.
+    builder image of the backend that will run is current, else local with the reason and
+    the fixing command.
 
     `$TRT_EDGE_BUILD_MODE` (local/container) stands in for a missing flag. Without a
-    target, the manifest's first target is used when `manifest` is given, else cpu-x86_64.
+    target, the manifest's first target is used when `manifest` is given, else cpu-x86_64;
+    without a backend, the manifest's (else auto).
     """
     env_mode = os.environ.get(MODE_ENV)
     if requested is None and env_mode in ("local", "container"):
@@ -112,19 +140,13 @@ def choose_mode(
     from trt_edge.containers.engine import connect
     from trt_edge.containers.images import find_current
 
+    manifest_path = Path(manifest) if manifest is not None else None
     try:
-        chosen = _target(target, Path(manifest) if manifest is not None else None)
+        chosen = _target(target, manifest_path)
+        choice = choose_builder_for(chosen, backend or _manifest_backend(manifest_path))
     except ContainerError as err:
         return "local", f"{err}; building locally"
-    name = chosen.builder_image
-    if chosen.requires_tensorrt:
-        from trt_edge.containers.gpu import host_gpus
-
-        if not host_gpus():
-            return "local", (
-                f"target {chosen.id} needs TensorRT on a GPU and this host has none: "
-                "building locally"
-            )
+    name = choice.image
     try:
         client = connect(timeout=15)
     except ContainerError:
@@ -140,7 +162,9 @@ def choose_mode(
             f"no current builder image {catalog.REPOSITORY_PREFIX}{name} for this checkout: "
             f"building locally; `trt-edge images build {name}` enables container builds"
         )
-    return "container", f"Docker engine reachable and builder image {ref.tag} is current"
+    return "container", (
+        f"Docker engine reachable and builder image {ref.tag} is current ({choice.reason})"
+    )
 
 
 @dataclass
@@ -242,12 +266,14 @@ def _remove(container: Container) -> None:
             raise
 
 
-def _resolve_image(client: DockerClient, target: Any, image: str | None) -> tuple[str, Any]:
+def _resolve_image(
+    client: DockerClient, target: Target, choice: BuilderChoice, image: str | None
+) -> tuple[str, Any]:
     import docker.errors
 
     from trt_edge.containers.images import find_current
 
-    name = target.builder_image
+    name = choice.image
     if image is not None:
         try:
             return image, client.images.get(image)
@@ -261,26 +287,22 @@ def _resolve_image(client: DockerClient, target: Any, image: str | None) -> tupl
     if ref is None:
         raise ImageMissingError(
             f"no current builder image {catalog.REPOSITORY_PREFIX}{name} for target "
-            f"{target.id!r} (missing, or built from other sources/lock); build it with "
+            f"{target.id!r} with backend {choice.backend} (missing, or built from other "
+            "sources/lock); build it with "
             f"`trt-edge images build {name}`, or build with --local",
             exit_code=2,
         )
     return ref.tag, client.images.get(ref.id)
 
 
-def _device_requests(client: DockerClient, target: Any) -> list[Any]:
-    if not target.requires_tensorrt:
+def _device_requests(client: DockerClient, choice: BuilderChoice) -> list[Any]:
+    """The host's GPUs for a TensorRT build (`choose_builder` refused one without GPUs)."""
+    if not choice.needs_gpu:
         return []
     from docker.types import DeviceRequest
 
-    from trt_edge.containers.gpu import engine_has_nvidia_runtime, host_gpus
+    from trt_edge.containers.gpu import engine_has_nvidia_runtime
 
-    if not host_gpus():
-        raise ContainerBuildError(
-            f"target {target.id!r} needs TensorRT, which builds engines on a GPU; this host "
-            "has no NVIDIA GPU (/dev/nvidia*). Build on a GPU host, or pick a cpu-* target",
-            exit_code=2,
-        )
     if not engine_has_nvidia_runtime(client):
         raise ContainerBuildError(
             "this host has NVIDIA GPUs but the Docker engine cannot pass them to containers; "
@@ -382,15 +404,16 @@ def _build_in_container(
     # reports it, instead of after starting a container (no torch is imported here).
     from trt_edge.pipeline.run import load
 
-    load(manifest)
+    resolved = load(manifest)
     target = _target(target_id, manifest)
+    choice = choose_builder_for(target, options.backend or resolved.backend)
     if image is not None:
         from trt_edge.containers.reference import check_image_reference
 
         check_image_reference(image, "--image")  # a typo is exit 2 before the engine is asked
     client = client or connect()
-    devices = _device_requests(client, target)
-    image_tag, image_obj = _resolve_image(client, target, image)
+    devices = _device_requests(client, choice)
+    image_tag, image_obj = _resolve_image(client, target, choice, image)
     out_dir = options.out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     cache = (options.cache_dir or default_cache_dir()).expanduser().resolve()
@@ -469,7 +492,7 @@ def _build_in_container(
                 + f"; last output:\n{state.error_text()}"
             )
         engine = client.version().get("Version", "?")
-        builder = _builder_doc(image_tag, image_obj, engine, limits)
+        builder = _builder_doc(image_tag, image_obj, engine, limits, choice, image)
         bundle_dir = _finish(staging, out_dir, builder)
     finally:
         if container is not None:
@@ -488,11 +511,20 @@ def _build_in_container(
 
 
 def _builder_doc(
-    image_tag: str, image_obj: Any, engine: str, limits: ContainerLimits
+    image_tag: str,
+    image_obj: Any,
+    engine: str,
+    limits: ContainerLimits,
+    choice: BuilderChoice,
+    image: str | None,
 ) -> dict[str, Any]:
     from trt_edge.containers.provenance import container_builder
 
+    chosen = choice.provenance()
+    if image is not None:  # --image overrides the choice; record both
+        chosen["reason"] = f"--image {image} given (the backend's builder: {choice.image})"
     return container_builder(
+        chosen,
         image_tag=image_tag,
         image_id=str(image_obj.id),
         repo_digests=list(image_obj.attrs.get("RepoDigests") or []),

@@ -1,8 +1,9 @@
 """Which images the project defines: one folder per image under `images/`, described by data.
 
-Each folder holds a `Dockerfile`, the `requirements.in` a person edits, the `lock.txt`
-generated from it (exact versions + sha256 hashes) and an `image.json` saying what the
-image is for, which base it starts from, which project packages it carries and how
+Each folder holds a `Dockerfile` (naming the shared fragments of `images/_fragments/`),
+the `requirements.in` a person edits, the `lock.txt` generated from it (exact versions +
+sha256 hashes) and an `image.json` saying what the image is for, which base it starts
+from, which project packages it carries, which device runner tarball (if any) and how
 its wheels are resolved. Code reads these fields; it never branches on image names.
 """
 
@@ -62,6 +63,7 @@ class ImageSpec:
 
     name: str
     folder: Path
+    title: str  # the OCI title label
     description: str
     role: Role
     default_base: str
@@ -69,6 +71,7 @@ class ImageSpec:
     buildable_here: bool
     not_buildable_reason: str | None
     sources: tuple[str, ...]  # project packages copied in: "device_runner", "sdk"
+    runner_arch: str | None  # device images: the runner tarball's arch ("x86_64", "aarch64")
     pip: PipPlatform
 
     @property
@@ -116,6 +119,7 @@ def load_spec(name: str, root: Path | None = None) -> ImageSpec:
     return ImageSpec(
         name=name,
         folder=folder,
+        title=str(data.get("title") or f"trt-edge {name}"),
         description=str(data["description"]),
         role=data["role"],
         default_base=str(data["default_base"]),
@@ -123,6 +127,7 @@ def load_spec(name: str, root: Path | None = None) -> ImageSpec:
         buildable_here=bool(data.get("buildable_here", True)),
         not_buildable_reason=data.get("not_buildable_reason"),
         sources=tuple(data.get("sources", [])),
+        runner_arch=data.get("runner_arch"),
         pip=PipPlatform(
             python_version=str(pip.get("python_version", "3.11")),
             platforms=tuple(pip.get("platforms", [])),

@@ -45,6 +45,14 @@ class BaseImageError(ContainerError):
     """The Debian base could not be made (debootstrap missing, not root, mirror unreachable)."""
 
 
+class DockerfileError(ContainerError):
+    """An image's Dockerfile names a fragment, placeholder or file that does not exist."""
+
+
+class RunnerTarballError(ContainerError):
+    """The device runner tarball a device image carries could not be built or read."""
+
+
 class UnknownImageError(ContainerError):
     """An image name that has no folder under images/; exit code 2 (bad input)."""
 

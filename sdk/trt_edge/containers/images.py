@@ -2,8 +2,9 @@
 
 `build_image(name)` turns `images/<name>/` into a local image tagged
 `trt-edge/<name>:<content key>` and `:latest`. The content key hashes everything
-that decides the image — Dockerfile, lock, project sources, CA certificates, base
-image id, trt-edge version — so asking for an image whose inputs have not changed
+that decides the image — the expanded Dockerfile, lock, project sources, the device
+runner tarball (device images), CA certificates, base image id, trt-edge version —
+so asking for an image whose inputs have not changed
 returns the existing one (the test suite builds each image at most once), and a
 changed input gives a new tag instead of silently running stale code.
 """
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trt_edge import __version__
-from trt_edge.containers import base_image, catalog, context, lockfile, wheelhouse
+from trt_edge.containers import base_image, catalog, context, lockfile, runner_tarball, wheelhouse
 from trt_edge.containers.catalog import ImageSpec
 from trt_edge.containers.errors import ContainerError, ImageBuildError, ImageMissingError
 from trt_edge.containers.reference import check_image_reference, check_tag
@@ -74,6 +75,7 @@ class Plan:
             self.digest.recipe_sha256,
             self.digest.source_sha256,
             self.digest.certs_sha256,
+            self.digest.runner_sha256,
         ]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
@@ -233,6 +235,9 @@ def build_image(
         )
     client = client or connect()
     started = time.monotonic()
+    if spec.runner_arch:
+        # Before the plan: the content key hashes the tarball this makes current.
+        runner_tarball.ensure(spec.runner_arch, context.project_root(), progress)
     the_plan = plan(client, name, base=base, progress=progress)
     existing = None if force or no_cache else _get(client, the_plan.tag)
     if existing is not None:

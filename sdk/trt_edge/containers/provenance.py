@@ -27,6 +27,7 @@ def host_facts() -> dict[str, Any]:
 
 
 def container_builder(
+    choice: dict[str, Any],
     image_tag: str,
     image_id: str,
     repo_digests: list[str],
@@ -36,6 +37,9 @@ def container_builder(
 ) -> dict[str, Any]:
     return {
         "mode": "container",
+        # Which builder and why (the backend that runs decides: see builder_choice).
+        "backend": choice["backend"],
+        "reason": choice["reason"],
         "image": image_tag,
         "image_id": image_id,
         # Local images have no registry digest; pushed ones list theirs here.

@@ -140,30 +140,41 @@ def prepare(
 def generate_lock(
     spec: ImageSpec, *, folder: Path | None = None, progress: Progress = _quiet
 ) -> LockFile:
-    """Resolve `requirements.in` to wheels with the host's pip and write `lock.txt` atomically."""
+    """Resolve `requirements.in` to wheels with the host's pip and write `lock.txt` atomically.
+
+    Each pin is locked to the very file pip picks for the image's platform in this run,
+    downloaded into a fresh folder: the shared wheelhouse may hold other wheels of the
+    same release that also fit (cryptography's cp39-abi3 and cp311-abi3 both install on
+    3.12), and a lock naming one pip would not pick fails `pip download --require-hashes`.
+    The picked wheels then join the wheelhouse.
+    """
     from trt_edge.containers.lockfile import parse_lock
 
     folder = folder or wheelhouse_dir()
     folder.mkdir(parents=True, exist_ok=True)
     pins = parse_requirements_in(spec.requirements_in)
-    _pip_download(["-r", str(spec.requirements_in), *spec.pip.download_args()], folder, progress)
-    index = _index(folder)
     entries: list[LockEntry] = []
-    for number, (name, version) in enumerate(pins, start=1):
-        candidates = [
-            p
-            for p in index.get(normalize_name(name), [])
-            if _version_matches(wheel_name_version(p.name)[1], version)
-            and _platform_matches(p.name, spec.pip)
-        ]
-        if not candidates:
-            raise LockFileError(
-                f"{spec.requirements_in}: {name}=={version}: pip download gave no wheel for "
-                f"this image's platform in {folder}"
-            )
-        chosen = sorted(candidates)[-1]
-        real_version = wheel_name_version(chosen.name)[1]
-        entries.append(LockEntry(name, real_version, (cached_sha256(chosen),), number))
+    with tempfile.TemporaryDirectory(prefix=".lock-", dir=folder) as tmp:
+        fresh = Path(tmp)
+        _pip_download(["-r", str(spec.requirements_in), *spec.pip.download_args()], fresh, progress)
+        index = _index(fresh)
+        for number, (name, version) in enumerate(pins, start=1):
+            candidates = [
+                p
+                for p in index.get(normalize_name(name), [])
+                if _version_matches(wheel_name_version(p.name)[1], version)
+                and _platform_matches(p.name, spec.pip)
+            ]
+            if len(candidates) != 1:
+                raise LockFileError(
+                    f"{spec.requirements_in}: {name}=={version}: pip download gave "
+                    f"{len(candidates)} wheels for this image's platform "
+                    f"({', '.join(p.name for p in candidates) or 'none'}); expected one"
+                )
+            chosen = folder / candidates[0].name
+            os.replace(candidates[0], chosen)
+            real_version = wheel_name_version(chosen.name)[1]
+            entries.append(LockEntry(name, real_version, (cached_sha256(chosen),), number))
     text = render_lock(spec.name, spec.requirements_in.name, entries)
     write_atomic(spec.lock_file, text)
     return parse_lock(spec.lock_file)

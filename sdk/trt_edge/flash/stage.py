@@ -125,7 +125,7 @@ def stage_rootfs(bsp: Path, target: Target, bundle_tar: Path, pubkeys: list[Path
             "starts with the bundle in slot A: use a fresh rootfs"
         )
 
-    facts = {**target.fingerprint(), "sm": (target.sm_list() or (None,))[0]}
+    facts = target.device_facts()
     written: list[str] = []
     try:
         store_dest.parent.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,7 @@ every inventory format Ansible accepts (INI, YAML, directories, plugins) works h
 
 A device's facts — what its bundle must fit — come from its host variables:
 `trt_edge_facts: {arch: aarch64, sm: "8.7", jetpack: "6.2", ...}` or
-`trt_edge_target: jetson-orin-nano-jp6` (the catalog's fingerprint for that id).
+`trt_edge_target: jetson-orin-nano-jp6` (the facts the catalog gives a device of that id).
 """
 
 from __future__ import annotations
@@ -69,13 +69,11 @@ def facts_from_hostvars(hostvars: Mapping[str, Any]) -> tuple[dict[str, Any] | N
 
 @functools.cache
 def _target_facts(target_id: str) -> tuple[dict[str, Any] | None, str]:
-    """Facts a device of catalog target `target_id` has (its fingerprint, first SM)."""
+    """Facts a device of catalog target `target_id` has (its stack, first SM)."""
     catalog = _catalog()
     if target_id not in catalog:
         return None, f"trt_edge_target {target_id!r} is not in the target catalog"
-    target = catalog.get(target_id)
-    sm = target.sm_list()
-    return {**target.fingerprint(), "sm": sm[0] if sm else None}, ""
+    return catalog.get(target_id).device_facts(), ""
 
 
 def devices_from_inventory_json(doc: Mapping[str, Any]) -> list[Device]:

@@ -198,7 +198,12 @@ def load(manifest_path: Path) -> ResolvedManifest:
         raise ManifestInvalidError(exc.path, exc.diagnostics) from exc
 
 
-def _target_fingerprint(manifest: ResolvedManifest, requested: str | None) -> dict[str, Any]:
+def _target_fingerprint(
+    manifest: ResolvedManifest, requested: str | None, backend: str
+) -> dict[str, Any]:
+    """The bundle's `target`: what a device of the target must match for `backend` to run
+    there (the catalog says which fields each backend asks: an XNNPACK bundle the CPU
+    architecture, a TensorRT one also SM, CUDA, TensorRT, JetPack/L4T)."""
     from trt_edge.targets import load_catalog
     from trt_edge.targets.catalog import UnknownTargetError
 
@@ -210,9 +215,18 @@ def _target_fingerprint(manifest: ResolvedManifest, requested: str | None) -> di
             hint="add the target to build.targets in the manifest, or pick one of those",
         )
     try:
-        return dict(load_catalog().get(target_id).fingerprint())
+        catalog = load_catalog()
+        return dict(catalog.fingerprint(catalog.get(target_id), backend))
     except UnknownTargetError as exc:
         raise BadInputError(f"{manifest.source_path}: {exc}") from exc
+
+
+def _target_has_tensorrt(target: dict[str, Any]) -> bool:
+    """Whether the fingerprinted target's devices run TensorRT (a CPU bundle then uses
+    only their CPU); read from the catalog, as the fingerprint asks only what it needs."""
+    from trt_edge.targets import load_catalog
+
+    return load_catalog().get(str(target["id"])).requires_tensorrt
 
 
 class _Build:
@@ -308,7 +322,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
         digest = source_digest(manifest)
         requested = options.backend or manifest.backend
         choice = choose_backend(requested)
-        target = _target_fingerprint(manifest, options.target)
+        target = _target_fingerprint(manifest, options.target, choice.backend.name)
         source_date, source_date_from = _source_date(options, manifest)
     log.info(
         "backend_chosen",
@@ -317,7 +331,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
         model=manifest.name,
         target=target.get("id"),
     )
-    if target.get("tensorrt") and choice.backend.name != "tensorrt":
+    if _target_has_tensorrt(target) and choice.backend.name != "tensorrt":
         log.warning(
             "target_expects_tensorrt",
             target=target.get("id"),

@@ -2,8 +2,12 @@
 
 Versions (JetPack ↔ L4T ↔ CUDA ↔ TensorRT ↔ SM) live in data, not in `if` chains,
 so adding a device family is editing one JSON file; the sources for every
-version are listed at the top of that file. Only the standard library is used:
-`trt-edge validate` checks target ids and must stay instant.
+version are listed at the top of that file. So does what each backend needs
+(`backends`): which builder image lowers it, whether that needs a GPU, and which
+target fields a bundle's fingerprint asks a device to match — an XNNPACK bundle for
+a Jetson asks only the CPU architecture, a TensorRT one its SM, CUDA, TensorRT and
+JetPack/L4T. Only the standard library is used: `trt-edge validate` checks target
+ids and must stay instant.
 """
 
 from __future__ import annotations
@@ -23,6 +27,12 @@ Arch = Literal["x86_64", "aarch64"]
 
 CATALOG_FILE = "catalog.json"
 
+# The target fields a bundle's fingerprint can ask a device to match (the device side,
+# `trt_edge_runner.agent.facts`, has one matching rule for each).
+FACT_FIELDS: tuple[str, ...] = ("arch", "sm", "jetpack", "l4t", "cuda", "tensorrt")
+# What names the target in a fingerprint, for people; never compared.
+IDENTITY_FIELDS: tuple[str, ...] = ("id", "kind")
+
 
 class UnknownTargetError(TrtEdgeError, KeyError):
     """A target id that is not in the catalog (exit 2); the message suggests the closest ids.
@@ -37,6 +47,12 @@ class UnknownTargetError(TrtEdgeError, KeyError):
         self.known = known
         hint = did_you_mean(target_id, known)
         super().__init__(f"unknown target {target_id!r}{hint}; known targets: {', '.join(known)}")
+
+
+class UnknownBackendError(TrtEdgeError, KeyError):
+    """A backend name the catalog says nothing about (exit 2)."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 class CatalogError(TrtEdgeError, ValueError):
@@ -63,22 +79,14 @@ class Target:
     flash_board: str | None
     flash_tool: str | None
 
-    def fingerprint(self) -> dict[str, str | None]:
-        """What `bundle.json`'s `target` records and what a device compares against its own.
-
-        Only the fields that decide whether a built engine can run: descriptions and
-        image names may change without invalidating an installed bundle.
-        """
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "arch": self.arch,
-            "sm": self.sm,
-            "jetpack": self.jetpack,
-            "l4t": self.l4t,
-            "cuda": self.cuda,
-            "tensorrt": self.tensorrt,
-        }
+    def device_facts(self) -> dict[str, str | None]:
+        """The facts a device of this target reports (its first SM when the family lists
+        several): what an inventory entry or a flashed rootfs names by target id."""
+        sm = self.sm_list()
+        facts: dict[str, str | None] = {"id": self.id, "kind": self.kind}
+        facts.update({name: getattr(self, name) for name in FACT_FIELDS})
+        facts["sm"] = sm[0] if sm else None
+        return facts
 
     def sm_list(self) -> tuple[str, ...]:
         """The compute capabilities this target covers (empty for CPU targets)."""
@@ -93,9 +101,33 @@ class Target:
 
 @dataclass(frozen=True)
 class TargetCatalog:
-    """All known targets, in catalog order."""
+    """All known targets, in catalog order, and what each backend needs."""
 
     targets: tuple[Target, ...]
+    backends: tuple[BackendNeeds, ...] = ()
+
+    def backend(self, name: str) -> BackendNeeds:
+        """What backend `name` needs; `UnknownBackendError` naming the known ones otherwise."""
+        for needs in self.backends:
+            if needs.name == name:
+                return needs
+        known = ", ".join(b.name for b in self.backends)
+        raise UnknownBackendError(f"unknown backend {name!r}; the target catalog knows {known}")
+
+    def fingerprint(self, target: Target, backend: str) -> dict[str, str]:
+        """What `bundle.json`'s `target` records for a bundle of `backend` built for `target`.
+
+        The target's id and kind (for people), then only the fields the backend needs a
+        device to match, and of those only the ones the target sets: a device compares
+        exactly what the bundle asks. Descriptions and image names may change without
+        invalidating an installed bundle, so they are not in it.
+        """
+        doc = {name: str(getattr(target, name)) for name in IDENTITY_FIELDS}
+        for name in self.backend(backend).fingerprint:
+            value = getattr(target, name)
+            if value is not None:
+                doc[name] = str(value)
+        return doc
 
     def ids(self) -> tuple[str, ...]:
         return tuple(t.id for t in self.targets)
@@ -123,6 +155,20 @@ def did_you_mean(word: str, candidates: tuple[str, ...] | list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+@dataclass(frozen=True)
+class BackendNeeds:
+    """What a bundle lowered with one backend needs: where it is built, and from a device."""
+
+    name: str
+    needs_gpu: bool  # lowering builds on the target's GPU stack (TensorRT builds engines there)
+    builder_image: str | None  # None: the target's own builder_image
+    fingerprint: tuple[str, ...]  # FACT_FIELDS the bundle asks a device to match
+
+    def builder_for(self, target: Target) -> str:
+        """The builder image (folder under images/) that lowers this backend for `target`."""
+        return self.builder_image or target.builder_image
+
+
 _REQUIRED = tuple(f.name for f in fields(Target))
 
 
@@ -142,6 +188,20 @@ def _target_from(entry: Any, where: str) -> Target:
     return Target(**entry)
 
 
+def _backend_from(name: str, entry: Any, where: str) -> BackendNeeds:
+    if not isinstance(entry, dict) or set(entry) != {"needs_gpu", "builder_image", "fingerprint"}:
+        raise CatalogError(f"{where}: expected needs_gpu, builder_image and fingerprint")
+    asked = entry["fingerprint"]
+    if not isinstance(asked, list) or not set(asked) <= set(FACT_FIELDS):
+        raise CatalogError(f"{where}.fingerprint: expected a list of {', '.join(FACT_FIELDS)}")
+    if not isinstance(entry["needs_gpu"], bool):
+        raise CatalogError(f"{where}.needs_gpu: expected true or false")
+    image = entry["builder_image"]
+    if image is not None and not isinstance(image, str):
+        raise CatalogError(f"{where}.builder_image: expected an image name or null")
+    return BackendNeeds(name, entry["needs_gpu"], image, tuple(asked))
+
+
 def parse_catalog(doc: Any, source: str = CATALOG_FILE) -> TargetCatalog:
     """Build a catalog from a parsed JSON document, refusing duplicates and unknown fields."""
     if not isinstance(doc, dict) or not isinstance(doc.get("targets"), list):
@@ -153,7 +213,15 @@ def parse_catalog(doc: Any, source: str = CATALOG_FILE) -> TargetCatalog:
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise CatalogError(f"{source}: duplicate target ids {duplicates}")
-    return TargetCatalog(targets)
+    backends = doc.get("backends", {})
+    if not isinstance(backends, dict):
+        raise CatalogError(f"{source}: backends: expected an object")
+    needs = tuple(
+        _backend_from(name, entry, f"{source}: backends.{name}")
+        for name, entry in backends.items()
+        if not name.startswith("$")
+    )
+    return TargetCatalog(targets, needs)
 
 
 @lru_cache(maxsize=4)
