@@ -5,6 +5,11 @@ Layout: `<cache>/<stage>/<key[:2]>/<key>/` holding the stage's files and
 renamed into place, so readers never see half an entry; on read every file is
 re-hashed, and an entry that does not match (truncated, edited, bit rot) is
 reported, deleted and rebuilt — never used.
+
+Every entry the build writes also holds `origin.json`: the id of the environment that
+computed it (`trt_edge.pipeline.environment`), covered by the digest like any file. The
+environment is part of every key too, so a hit was computed where the build runs now;
+`bundle.json` reports the origin read from the entry, per stage, not an assumption.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 from trt_edge_runner.bundle_format import canonical_json
 
 DIGEST_FILE = "digest.json"
+ORIGIN_FILE = "origin.json"
 
 
 def default_cache_dir() -> Path:
@@ -34,6 +40,21 @@ def default_cache_dir() -> Path:
 def cache_key(**parts: Any) -> str:
     """sha256 of the canonical JSON of the named parts: order-free, stable across runs."""
     return hashlib.sha256(canonical_json(parts)).hexdigest()
+
+
+def origin_entry(environment_id: str) -> dict[str, bytes]:
+    """The `origin.json` file a computed stage stores beside its outputs."""
+    return {ORIGIN_FILE: canonical_json({"computed_in": environment_id})}
+
+
+def read_origin(files: dict[str, bytes]) -> str | None:
+    """The id of the environment that computed a cache entry (None: the entry has no
+    origin, or an unreadable one; the caller then does not claim to know)."""
+    try:
+        value = json.loads(files[ORIGIN_FILE])["computed_in"]
+    except (KeyError, ValueError, TypeError):
+        return None
+    return value if isinstance(value, str) else None
 
 
 class StageCache:

@@ -5,6 +5,11 @@ would export something other than what the manifest pinned, or fail deep inside 
 export. Versions come from `importlib.metadata` (what pip installed), never from
 importing the package. Every unmet requirement is reported at once, with the
 `pip install` line that fixes them all.
+
+The versions found are part of every stage's cache key (`trt_edge.pipeline.run`):
+upgrading transformers reruns the export instead of reusing one made with the old
+version. In a container build the same check runs inside the builder image, against
+what the requirements lock installed there (`trt_edge.containers.requirements_image`).
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ def installed_version(name: str) -> str | None:
 
 
 def check_requirements(manifest: ResolvedManifest) -> dict[str, str]:
-    """{requirement line: installed version} for the lines that apply here; raises
+    """{requirement line: installed version} for the lines that apply here (a line whose
+    environment marker excludes this interpreter is absent); raises
     `RequirementsNotMetError` naming every line that is not met."""
     met: dict[str, str] = {}
     problems: list[str] = []

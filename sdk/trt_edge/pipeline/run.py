@@ -5,9 +5,12 @@
 Each stage is timed under its name (the progress display and `BuildResult` read
 them). The outputs of export, lower and validate are cached under keys made of
 everything that can change them (model sources, the manifest's inputs and
-profiles, backend, precision, package versions and the build code itself), so an
-unchanged rebuild touches neither torch.export nor the backend — nor even
-imports torch.
+profiles, backend, precision, package versions, the installed versions of the
+model's own requirements, the environment that runs the stage and the build code
+itself), so an unchanged rebuild touches neither torch.export nor the backend — nor
+even imports torch — and a stage computed in one environment (the local venv, a
+builder image) is never reused by a build in another. `bundle.json` says, per stage,
+whether it came from the cache and which environment computed it.
 """
 
 from __future__ import annotations
@@ -35,7 +38,14 @@ from trt_edge.pipeline.bundle import (
     write_bundle_json,
     write_file,
 )
-from trt_edge.pipeline.cache import StageCache, cache_key, default_cache_dir
+from trt_edge.pipeline.cache import (
+    StageCache,
+    cache_key,
+    default_cache_dir,
+    origin_entry,
+    read_origin,
+)
+from trt_edge.pipeline.environment import BuildEnvironment, current_environment
 from trt_edge.pipeline.errors import (
     BadInputError,
     LoweringError,
@@ -251,12 +261,21 @@ def _target_has_tensorrt(target: dict[str, Any]) -> bool:
 
 
 class _Build:
-    """One build's state: the manifest, the cache and the lazily loaded model."""
+    """One build's state: the manifest, the cache, the lazily loaded model and, per
+    cacheable stage that ran, the environment that computed its output."""
 
-    def __init__(self, manifest: ResolvedManifest, options: BuildOptions, timer: _Timer) -> None:
+    def __init__(
+        self,
+        manifest: ResolvedManifest,
+        options: BuildOptions,
+        timer: _Timer,
+        environment: BuildEnvironment,
+    ) -> None:
         self.manifest = manifest
         self.options = options
         self.timer = timer
+        self.environment = environment
+        self.origins: dict[str, str | None] = {}  # stage name -> environment id
         self.cache = StageCache(
             (options.cache_dir or default_cache_dir()).expanduser(),
             enabled=options.use_cache,
@@ -266,6 +285,27 @@ class _Build:
         )
         self._model: Any = None
         self.recipe_files: dict[str, bytes] = {}  # a Hugging Face model's extra files
+
+    def cached(self, stage: Stage, key: str) -> dict[str, bytes] | None:
+        """The stage's cache entry, noting where it was computed (read from the entry)."""
+        hit = self.cache.get(stage.name, key)
+        if hit is not None:
+            self.origins[stage.name] = read_origin(hit)
+        return hit
+
+    def store(self, stage: Stage, key: str, files: dict[str, bytes]) -> None:
+        """Store what this environment just computed for the stage, with its origin."""
+        self.origins[stage.name] = self.environment.id
+        self.cache.put(stage.name, key, {**files, **origin_entry(self.environment.id)})
+
+    def stage_provenance(self) -> dict[str, Any]:
+        """`provenance.stages`: per cacheable stage that ran, whether its output came from
+        the cache and which environment computed it. A stage absent here was not needed
+        (a later stage's output came from the cache)."""
+        return {
+            name: {"cached": self.timer.cached.get(name, False), "computed_in": origin}
+            for name, origin in self.origins.items()
+        }
 
     def model(self) -> Any:
         if self._model is None:
@@ -286,7 +326,7 @@ class _Build:
         from trt_edge.pipeline.export import check_exported_domain, export_program
 
         with self.timer.stage(EXPORT) as flag:
-            hit = self.cache.get(EXPORT.name, key)
+            hit = self.cached(EXPORT, key)
             if hit is not None:
                 flag["cached"] = True
                 self.recipe_files = _recipe_entries(hit)
@@ -305,13 +345,13 @@ class _Build:
             torch.export.save(program, buffer)
             files = {"program.pt2": buffer.getvalue()}
             files.update({RECIPE_PREFIX + n: d for n, d in self.recipe_files.items()})
-            self.cache.put(EXPORT.name, key, files)
+            self.store(EXPORT, key, files)
             return program
 
     def lowered(
         self, plan: ExportPlan, choice: BackendChoice, export_key: str, key: str
     ) -> tuple[Lowered, tuple[TensorSpec, ...]]:
-        hit = self.cache.get(LOWER.name, key)
+        hit = self.cached(LOWER, key)
         if hit is not None:
             with self.timer.stage(LOWER) as flag:
                 flag["cached"] = True
@@ -333,7 +373,7 @@ class _Build:
             files = {MODEL_PTE: lowered.pte, "outputs.json": _outputs_to_json(outputs)}
             files.update({f"ptd/{n}": d for n, d in lowered.ptd.items()})
             files.update({RECIPE_PREFIX + n: d for n, d in self.recipe_files.items()})
-            self.cache.put(LOWER.name, key, files)
+            self.store(LOWER, key, files)
         return lowered, outputs
 
 
@@ -358,7 +398,9 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
         from trt_edge.pipeline.load_model import source_digest
         from trt_edge.pipeline.requirements import check_requirements
 
-        check_requirements(manifest)  # before anything slow: the model's own packages
+        # Before anything slow: the model's own packages, at versions it allows.
+        requirements = check_requirements(manifest)
+        environment = current_environment()
 
         digest = source_digest(manifest)
         requested = options.backend or manifest.backend
@@ -380,7 +422,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
             hint="this bundle runs on the target's CPU only; build with --backend tensorrt "
             "in the target's builder image for GPU execution",
         )
-    job = _Build(manifest, options, timer)
+    job = _Build(manifest, options, timer, environment)
     with timer.stage(PLAN):
         plan = make_plan(manifest)
     extra_packages: tuple[str, ...] = (
@@ -396,6 +438,8 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
         source=digest.sha256,
         io=_io_doc(manifest),
         packages=packages,
+        requirements=requirements,
+        environment=environment.id,
         code=build_code,
     )
     lower_key = cache_key(
@@ -403,6 +447,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
         export=export_key,
         backend=choice.backend.name,
         precision=manifest.precision,
+        environment=environment.id,
     )
     lowered, outputs = job.lowered(plan, choice, export_key, lower_key)
 
@@ -424,7 +469,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
                     write_file(staged.path / name, data)
                 llm = llm_section(job.recipe_files, "forward", outputs)
             delegates = read_delegates(staged.path / MODEL_PTE, manifest)
-            provenance = {
+            provenance: dict[str, Any] = {
                 "manifest_sha256": manifest.source_sha256,
                 "model_source_sha256": digest.sha256,
                 "model_source_files": list(digest.files),
@@ -432,6 +477,8 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
                 "source_date_epoch": source_date,
                 "source_date_from": source_date_from,
                 "builder": {"mode": "local"},
+                "requirements": requirements,
+                "environment": environment.provenance(),
                 "backend_reason": choice.reason,
                 # Where TensorRT profile signatures came from (the compile inputs, not the
                 # engines) and hence what the cross-delegate check did and did not prove.
@@ -439,6 +486,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
             }
 
             def document() -> Any:
+                provenance["stages"] = job.stage_provenance()  # validate joins at commit
                 return make_bundle_manifest(
                     manifest,
                     bundle_dir=staged.path,
@@ -451,7 +499,9 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
                 )
 
             write_bundle_json(staged.path, document())
-        report = _validate(job, plan, staged.path, choice, lowered, delegates, digest.sha256)
+        report = _validate(
+            job, plan, staged.path, choice, lowered, delegates, digest.sha256, requirements
+        )
         if not report.ok:
             failed = failed_report(options.out_dir, manifest)
             write_atomic(failed, canonical_json(report.doc))
@@ -488,6 +538,7 @@ def _validate(
     lowered: Lowered,
     delegates: tuple[DelegateInfo, ...],
     source_sha256: str,
+    requirements: dict[str, str],
 ) -> ValidationReport:
     from trt_edge.pipeline.validate import validate_bundle
 
@@ -512,10 +563,12 @@ def _validate(
         runtime={"policy": manifest.runtime.policy, "phases": dict(manifest.runtime.phases)},
         runner=_runner_code_digest(),
         code=_build_code_digest(*VALIDATE_CODE),
+        requirements=requirements,
+        environment=job.environment.id,
         **parts,
     )
     with job.timer.stage(VALIDATE) as flag:
-        hit = job.cache.get(VALIDATE.name, key)
+        hit = job.cached(VALIDATE, key)
         if hit is not None:
             flag["cached"] = True
             return ValidationReport(json.loads(hit["validation.json"]))
@@ -528,5 +581,5 @@ def _validate(
                 staged, manifest, plan, job.model().module, choice.backend.name, delegates
             )
         if report.ok:
-            job.cache.put(VALIDATE.name, key, {"validation.json": canonical_json(report.doc)})
+            job.store(VALIDATE, key, {"validation.json": canonical_json(report.doc)})
         return report
