@@ -63,6 +63,7 @@ HOST_CASES: dict[tuple[str, ...], Case] = {
     ("validate",): Case(lambda p: [str(p / "m.yaml")], EXIT_BAD_INPUT, lambda p: "m.yaml"),
     ("profiles",): Case(lambda p: [str(p / "m.yaml")], EXIT_BAD_INPUT, lambda p: "m.yaml"),
     ("build",): Case(lambda p: [str(p / "m.yaml"), "--local"], EXIT_BAD_INPUT, lambda p: "m.yaml"),
+    ("lock",): Case(lambda p: [str(p / "m.yaml")], EXIT_BAD_INPUT, lambda p: "m.yaml"),
     ("run",): Case(
         lambda p: [str(p / "no-bundle"), "--auto"], EXIT_BAD_INPUT, lambda p: "no-bundle"
     ),

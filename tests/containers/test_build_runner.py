@@ -427,3 +427,45 @@ def test_choose_mode_with_a_stale_image_builds_locally_and_says_how_to_fix(
     assert mode == "local"
     assert "no current builder image trt-edge/cpu" in reason
     assert "`trt-edge images build cpu`" in reason
+
+
+def test_a_container_build_never_reuses_stages_computed_on_the_host(
+    manifest: Path,
+    local_bundle: Path,
+    cpu_image: str,
+    docker_client: DockerClient,
+    tmp_path: Path,
+) -> None:
+    """The stage cache the local build warmed: the container build recomputes every stage
+    (another environment), then finds its own entries; the host's are still there."""
+    cache = local_bundle.parent.parent / "cache"  # the local_bundle fixture's cache
+    local = json.loads((local_bundle / "bundle.json").read_bytes())["provenance"]
+    options = BuildOptions(out_dir=tmp_path / "first", cache_dir=cache)
+    first = build_in_container(manifest, options, None, cpu_image, client=docker_client, echo=quiet)
+    assert first.cached == {stage: False for stage in first.cached}
+    doc = json.loads((first.bundle_dir / "bundle.json").read_bytes())["provenance"]
+    env = doc["environment"]
+    assert env["kind"] == "container" and env["id"] != local["environment"]["id"]
+    assert env["image_id"] == env["builder_image_id"] == docker_client.images.get(cpu_image).id
+    assert env["requirements_lock_sha256"] is None and doc["builder"]["requirements"] is None
+    assert doc["stages"] == {
+        stage: {"cached": False, "computed_in": env["id"]}
+        for stage in ("export", "lower", "validate")
+    }
+    options = BuildOptions(out_dir=tmp_path / "second", cache_dir=cache)
+    second = build_in_container(
+        manifest, options, None, cpu_image, client=docker_client, echo=quiet
+    )
+    assert second.cached["lower"] and second.cached["validate"]
+    again = json.loads((second.bundle_dir / "bundle.json").read_bytes())["provenance"]
+    assert again["stages"] == {
+        stage: {"cached": True, "computed_in": env["id"]} for stage in ("lower", "validate")
+    }
+    assert (second.bundle_dir / "model.pte").read_bytes() == (
+        local_bundle / "model.pte"
+    ).read_bytes()
+    host = build(manifest, BuildOptions(out_dir=tmp_path / "host", cache_dir=cache))
+    assert host.cached["lower"] and host.cached["validate"]
+    assert json.loads((host.bundle_dir / "bundle.json").read_bytes())["provenance"]["stages"][
+        "lower"
+    ] == {"cached": True, "computed_in": local["environment"]["id"]}

@@ -97,9 +97,9 @@ def test_cli_bad_tag_is_bad_input_before_building() -> None:
 @pytest.mark.docker
 def test_engine_refusal_of_a_lookup_is_a_clear_error(docker_client: DockerClient) -> None:
     """A reference the engine rejects (400, not 404) becomes a ContainerError, not a trace."""
-    from trt_edge.containers.images import _get
+    from trt_edge.containers.images import get_image
 
     with pytest.raises(ContainerError) as info:
-        _get(docker_client, "bad image name!!")
+        get_image(docker_client, "bad image name!!")
     assert "the Docker engine refused to look up image 'bad image name!!'" in str(info.value)
     assert "invalid reference format" in str(info.value)

@@ -32,6 +32,7 @@ SHELL = Shell(
         "validate",
         "profiles",
         "build",
+        "lock",
         "run",
         "generate",
         "bench",

@@ -14,5 +14,8 @@ must stay instant, so the SDK is imported inside the functions that talk to the 
   CA certs).
 - `images`: `build_image`, `list_images`, `find_current`.
 - `builder_choice`: which builder image a build runs in, decided by the backend that will run.
+- `requirements_lock`: the lock of a manifest's `model.requirements` for one builder image
+  (`trt-edge lock`), and the check that refuses a missing or stale one.
+- `requirements_image`: the derived builder image holding those locked requirements.
 - `build_runner`: `choose_mode` and `build_in_container` for `trt-edge build --container`.
 """

@@ -7,10 +7,21 @@ host's uid/gid (outputs are not root-owned), with no network, memory/CPU/pids
 limits, GPUs only for a TensorRT build, and a timeout. The builder image follows the
 backend that will run (`builder_choice`): a CPU bundle builds in the `cpu` builder
 whatever its target, a TensorRT one in the target's GPU builder. Its structured
-JSON log streams into the host's progress display. The container is removed on
+JSON log streams into the host's progress display.
+
+A manifest with `model.requirements` builds in a derived image: the builder plus the
+wheels of the manifest's requirements lock (`requirements_lock`, made on the host by
+`trt-edge lock MANIFEST`), built offline (`requirements_image`) and reused while the
+builder and the lock are unchanged. A missing or stale lock is refused before the
+engine is asked. The host tells the build inside which image it runs in
+(`$TRT_EDGE_BUILD_ENVIRONMENT`): that identity is part of every stage cache key, so a
+container build never reuses a stage computed on the host or in another image.
+
+The container is removed on
 success, failure, timeout, Ctrl-C and SIGTERM; a failed build removes its staging
 folder, so no partial bundle is ever left. On success the host merges provenance
-(image id/digest, lock hash, host facts, the builder choice and why) into `bundle.json`
+(image id/digest, lock hash, host facts, the builder choice and why, the requirements
+lock and image) into `bundle.json`
 and moves the bundle into
 place atomically with the pipeline's `StagedBundle` (the previous bundle stays
 intact until the final swap).
@@ -48,6 +59,8 @@ if TYPE_CHECKING:
     from docker import DockerClient
     from docker.models.containers import Container
 
+    from trt_edge.containers.requirements_lock import RequirementsLock
+    from trt_edge.manifest.resolved import ResolvedManifest
     from trt_edge.pipeline.run import BuildOptions, BuildResult
     from trt_edge.targets import Target
 
@@ -162,9 +175,31 @@ def choose_mode(
             f"no current builder image {catalog.REPOSITORY_PREFIX}{name} for this checkout: "
             f"building locally; `trt-edge images build {name}` enables container builds"
         )
+    unready = _requirements_unready(manifest_path, name)
+    if unready is not None:
+        return "local", unready
     return "container", (
         f"Docker engine reachable and builder image {ref.tag} is current ({choice.reason})"
     )
+
+
+def _requirements_unready(manifest_path: Path | None, builder: str) -> str | None:
+    """Why a manifest's requirements cannot be installed in `builder` now (no current
+    lock), or None (none declared, or the lock is current)."""
+    if manifest_path is None:
+        return None
+    from trt_edge.containers.requirements_lock import check_lock
+    from trt_edge.manifest import load_manifest
+
+    loaded = load_manifest(manifest_path)
+    if loaded.manifest is None or not loaded.manifest.requirements:
+        return None
+    try:
+        check_lock(loaded.manifest, catalog.load_spec(builder))
+    except ContainerError as err:
+        hint = f"; {err.hint}" if err.hint else ""
+        return f"{err}{hint}: building locally (a current lock enables container builds)"
+    return None
 
 
 @dataclass
@@ -407,6 +442,11 @@ def _build_in_container(
     resolved = load(manifest)
     target = _target(target_id, manifest)
     choice = choose_builder_for(target, options.backend or resolved.backend)
+    lock = None
+    if resolved.requirements:
+        from trt_edge.containers.requirements_lock import check_lock
+
+        lock = check_lock(resolved, catalog.load_spec(choice.image))  # before the engine
     if image is not None:
         from trt_edge.containers.reference import check_image_reference
 
@@ -414,6 +454,9 @@ def _build_in_container(
     client = client or connect()
     devices = _device_requests(client, choice)
     image_tag, image_obj = _resolve_image(client, target, choice, image)
+    run_tag, run_id, requirements = _requirements_image(
+        client, resolved, choice, image_tag, image_obj, lock, echo
+    )
     out_dir = options.out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     cache = (options.cache_dir or default_cache_dir()).expanduser().resolve()
@@ -422,13 +465,24 @@ def _build_in_container(
     state = _LogState()
     container: Container | None = None
     timed_out = threading.Event()
-    environment = {"HOME": "/tmp", "PYTHONUNBUFFERED": "1", "TRT_EDGE_CACHE": str(cache)}
+    from trt_edge.pipeline.environment import ENVIRONMENT_ENV, container_description
+
+    builder_lock = (image_obj.labels or {}).get(catalog.LABEL_LOCK)
+    environment = {
+        "HOME": "/tmp",
+        "PYTHONUNBUFFERED": "1",
+        "TRT_EDGE_CACHE": str(cache),
+        # Which image the stages run in: part of every stage cache key inside.
+        ENVIRONMENT_ENV: container_description(
+            run_id, str(image_obj.id), builder_lock, lock.sha256() if lock else None
+        ),
+    }
     if "SOURCE_DATE_EPOCH" in os.environ:
         environment["SOURCE_DATE_EPOCH"] = os.environ["SOURCE_DATE_EPOCH"]
     try:
         with _sigterm_unwinds():
             container = client.containers.create(
-                image_tag,
+                run_tag,
                 _command(manifest, staging, cache, options, target.id),
                 user=f"{os.getuid()}:{os.getgid()}",
                 network_mode="none",
@@ -437,7 +491,7 @@ def _build_in_container(
                 nano_cpus=int(limits.cpus * 1e9),
                 pids_limit=limits.pids,
                 volumes={
-                    str(manifest.parent): {"bind": str(manifest.parent), "mode": "ro"},
+                    **_source_mounts(manifest, resolved),
                     str(staging): {"bind": str(staging), "mode": "rw"},
                     str(cache): {"bind": str(cache), "mode": "rw"},
                 },
@@ -492,7 +546,7 @@ def _build_in_container(
                 + f"; last output:\n{state.error_text()}"
             )
         engine = client.version().get("Version", "?")
-        builder = _builder_doc(image_tag, image_obj, engine, limits, choice, image)
+        builder = _builder_doc(image_tag, image_obj, engine, limits, choice, image, requirements)
         bundle_dir = _finish(staging, out_dir, builder)
     finally:
         if container is not None:
@@ -510,6 +564,63 @@ def _build_in_container(
     )
 
 
+def _source_mounts(manifest: Path, resolved: ResolvedManifest) -> dict[str, dict[str, str]]:
+    """Read-only mounts of what the build reads: the manifest's folder, and a Hugging Face
+    model folder that lies outside it (at its host path, as the manifest names it)."""
+    mounts = {str(manifest.parent): {"bind": str(manifest.parent), "mode": "ro"}}
+    source = resolved.huggingface
+    if source is not None and not source.folder.resolve().is_relative_to(manifest.parent):
+        mounts[str(source.folder)] = {"bind": str(source.folder), "mode": "ro"}
+    return mounts
+
+
+def _requirements_image(
+    client: DockerClient,
+    resolved: ResolvedManifest,
+    choice: BuilderChoice,
+    image_tag: str,
+    image_obj: Any,
+    lock: RequirementsLock | None,
+    echo: Callable[[str], None],
+) -> tuple[str, str, dict[str, Any] | None]:
+    """(tag, id) of the image the build runs in — the builder, or the builder plus the
+    manifest's locked requirements — and what provenance records about the requirements.
+
+    The lock was checked against this checkout's builder lock; an image given with
+    --image may come from another lock (or builder), so it is checked against that one."""
+    if lock is None:
+        return image_tag, str(image_obj.id), None
+    from trt_edge.containers.requirements_image import ensure_requirements_image
+    from trt_edge.containers.requirements_lock import check_lock
+
+    labels = dict(image_obj.labels or {})
+    builder = labels.get(catalog.LABEL_IMAGE) or choice.image
+    builder_lock = labels.get(catalog.LABEL_LOCK)
+    if builder != lock.header.builder or (
+        builder_lock is not None and builder_lock != lock.header.builder_lock_sha256
+    ):
+        lock = check_lock(resolved, catalog.load_spec(builder), builder_lock)
+    derived = ensure_requirements_image(
+        client,
+        builder,
+        image_tag,
+        image_obj,
+        lock,
+        manifest_path=resolved.source_path,
+        progress=echo,
+    )
+    doc: dict[str, Any] = {
+        "lock": lock.path.name,
+        "lock_sha256": lock.sha256(),
+        "packages": lock.packages(),  # what the lock installed over the builder
+        "image": derived.tag if derived else None,
+        "image_id": derived.id if derived else None,
+    }
+    if derived is None:
+        return image_tag, str(image_obj.id), doc
+    return derived.tag, derived.id, doc
+
+
 def _builder_doc(
     image_tag: str,
     image_obj: Any,
@@ -517,6 +628,7 @@ def _builder_doc(
     limits: ContainerLimits,
     choice: BuilderChoice,
     image: str | None,
+    requirements: dict[str, Any] | None,
 ) -> dict[str, Any]:
     from trt_edge.containers.provenance import container_builder
 
@@ -531,4 +643,5 @@ def _builder_doc(
         labels=dict(image_obj.labels or {}),
         engine_version=str(engine),
         limits=limits.doc(),
+        requirements=requirements,
     )

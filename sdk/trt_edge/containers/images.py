@@ -93,7 +93,7 @@ class Plan:
         }
 
 
-def _get(client: DockerClient, ref: str) -> Image | None:
+def get_image(client: DockerClient, ref: str) -> Image | None:
     """The local image `ref`, None when absent; a ContainerError when the engine refuses."""
     import docker.errors
 
@@ -121,7 +121,7 @@ def resolve_base(
             base_image.make_base(client, recipe, progress=progress)
         base = recipe.tag
     reference = check_image_reference(base or spec.default_base, "--base")
-    found = _get(client, reference)
+    found = get_image(client, reference)
     if found is None:
         raise ImageMissingError(
             f"base image {reference!r} of image {spec.name!r} is not present locally and this "
@@ -159,7 +159,7 @@ def find_current(client: DockerClient, name: str) -> ImageRef | None:
         if labels.get(catalog.LABEL_SOURCE) != digest.source_sha256:
             continue
         base_ref = labels.get(catalog.LABEL_BASE, "")
-        base_found = _get(client, base_ref) if base_ref else None
+        base_found = get_image(client, base_ref) if base_ref else None
         candidate = Plan(spec, base_ref, str(base_found.id) if base_found else "", lock, digest)
         if labels.get(catalog.LABEL_KEY) == candidate.content_key:
             return ImageRef(name, candidate.tag, str(image.id), labels, reused=True)
@@ -169,24 +169,52 @@ def find_current(client: DockerClient, name: str) -> ImageRef | None:
 def _stream_build(
     client: DockerClient, ctx: Path, the_plan: Plan, no_cache: bool, progress: Progress
 ) -> str:
+    return stream_build(
+        client,
+        ctx,
+        tag=the_plan.tag,
+        buildargs=the_plan.buildargs(),
+        no_cache=no_cache,
+        progress=progress,
+        what=f"image {the_plan.spec.name!r}",
+        recipe=the_plan.spec.dockerfile,
+    )
+
+
+def stream_build(
+    client: DockerClient,
+    ctx: Path,
+    *,
+    tag: str,
+    buildargs: dict[str, str],
+    no_cache: bool,
+    progress: Progress,
+    what: str,
+    recipe: Path,
+    network_mode: str | None = None,
+) -> str:
+    """`docker build` of the context `ctx` (legacy builder, never pulling), its steps
+    streamed to `progress`; the image id, or an `ImageBuildError` quoting the failing step.
+    `network_mode="none"` builds with the network off (RUN steps reach nothing)."""
     recent: list[str] = []
     image_id = ""
     for chunk in client.api.build(
         path=str(ctx),
-        tag=the_plan.tag,
-        buildargs=the_plan.buildargs(),
+        tag=tag,
+        buildargs=buildargs,
         rm=True,
         forcerm=True,
         pull=False,
         nocache=no_cache,
         decode=True,
+        network_mode=network_mode,
     ):
         if "error" in chunk:
             detail = chunk.get("errorDetail", {}).get("message") or chunk["error"]
             tail = "\n  ".join(recent[-15:])
             raise ImageBuildError(
-                f"building image {the_plan.spec.name!r} failed: {detail.strip()}\n"
-                f"last output:\n  {tail}\nDockerfile: {the_plan.spec.dockerfile}"
+                f"building {what} failed: {detail.strip()}\n"
+                f"last output:\n  {tail}\nDockerfile: {recipe}"
             )
         text = str(chunk.get("stream", "")).rstrip()
         if text:
@@ -198,9 +226,9 @@ def _stream_build(
         if "ID" in aux:
             image_id = str(aux["ID"])
     if not image_id:
-        found = _get(client, the_plan.tag)
+        found = get_image(client, tag)
         if found is None:
-            raise ImageBuildError(f"building image {the_plan.spec.name!r} produced no image")
+            raise ImageBuildError(f"building {what} produced no image")
         image_id = str(found.id)
     return image_id
 
@@ -239,7 +267,7 @@ def build_image(
         # Before the plan: the content key hashes the tarball this makes current.
         runner_tarball.ensure(spec.runner_arch, context.project_root(), progress)
     the_plan = plan(client, name, base=base, progress=progress)
-    existing = None if force or no_cache else _get(client, the_plan.tag)
+    existing = None if force or no_cache else get_image(client, the_plan.tag)
     if existing is not None:
         progress(f"{the_plan.tag} is current (same lock, sources, base): reusing it")
         image_id = str(existing.id)
@@ -281,7 +309,8 @@ class ListedImage:
 
 
 def list_images(client: DockerClient | None = None) -> list[ListedImage]:
-    """Every local image carrying our labels, newest first, marked current or stale."""
+    """Every local image carrying our labels, newest first, marked current or stale (a
+    requirements image is current while the builder image it extends is)."""
     from trt_edge.containers.engine import connect
 
     client = client or connect()
@@ -290,21 +319,31 @@ def list_images(client: DockerClient | None = None) -> list[ListedImage]:
         found = find_current(client, name)
         if found is not None:
             current[name] = found.id
+    from trt_edge.containers import requirements_image
+
+    current_ids = set(current.values())
     rows: list[ListedImage] = []
     for image in client.images.list(filters={"label": catalog.LABEL_IMAGE}):
         labels = dict(image.labels or {})
         name = labels.get(catalog.LABEL_IMAGE, "?")
+        role = labels.get(catalog.LABEL_ROLE, "?")
+        if role == requirements_image.BUILD_STAGE:
+            continue  # what a requirements image was built from, not an image to use
+        if role == requirements_image.ROLE:  # a builder + a model's requirements
+            is_current = requirements_image.is_current(labels, current_ids)
+        else:
+            is_current = current.get(name) == image.id
         rows.append(
             ListedImage(
                 name=name,
                 tags=tuple(image.tags),
                 id=str(image.id),
-                role=labels.get(catalog.LABEL_ROLE, "?"),
+                role=role,
                 version=labels.get(catalog.LABEL_VERSION, "?"),
                 lock_sha256=labels.get(catalog.LABEL_LOCK, ""),
                 size_bytes=int(image.attrs.get("Size", 0)),
                 created=str(image.attrs.get("Created", "")),
-                current=current.get(name) == image.id,
+                current=is_current,
             )
         )
     rows.sort(key=lambda r: r.created, reverse=True)

@@ -90,8 +90,13 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def parse_lock(path: Path) -> LockFile:
-    """Read and check a lock file: every line a pin with at least one sha256, no duplicates."""
+def parse_lock(path: Path, *, regenerate: str | None = None, allow_empty: bool = False) -> LockFile:
+    """Read and check a lock file: every line a pin with at least one sha256, no duplicates.
+
+    `regenerate` is the command that rewrites this lock (default: an image's
+    `trt-edge images lock NAME`); `allow_empty` accepts a lock without pins (a model's
+    requirements that the builder image already has all of)."""
+    fix = regenerate or f"trt-edge images lock {path.parent.name}"
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
@@ -104,7 +109,7 @@ def parse_lock(path: Path) -> LockFile:
         if pin is None:
             raise LockFileError(
                 f"{path}:{number}: expected 'name==version --hash=sha256:...', got {parts[0]!r}; "
-                f"regenerate it with `trt-edge images lock {path.parent.name}`"
+                f"regenerate it with `{fix}`"
             )
         hashes: list[str] = []
         for option in parts[1:]:
@@ -118,7 +123,7 @@ def parse_lock(path: Path) -> LockFile:
         if not hashes:
             raise LockFileError(
                 f"{path}:{number}: {pin.group(1)}=={pin.group(2)} has no --hash; every pin "
-                f"needs one (regenerate with `trt-edge images lock {path.parent.name}`)"
+                f"needs one (regenerate with `{fix}`)"
             )
         entry = LockEntry(pin.group(1), pin.group(2), tuple(hashes), number)
         if entry.key in seen:
@@ -127,7 +132,7 @@ def parse_lock(path: Path) -> LockFile:
             )
         seen[entry.key] = number
         entries.append(entry)
-    if not entries:
+    if not entries and not allow_empty:
         raise LockFileError(f"{path}: lock file has no pins")
     return LockFile(path, tuple(entries))
 
@@ -162,11 +167,16 @@ def render_lock(image: str, source: str, entries: Iterable[LockEntry]) -> str:
         "# Installed with: pip install --no-index --find-links WHEELS --require-hashes "
         "--no-deps -r lock.txt\n"
     )
+    return header + render_pins(entries)
+
+
+def render_pins(entries: Iterable[LockEntry]) -> str:
+    """The pins in pip's hash-checking format, one continued line per hash."""
     body = []
     for entry in entries:
         hashes = " \\\n".join(f"    --hash=sha256:{h}" for h in entry.hashes)
         body.append(f"{entry.name}=={entry.version} \\\n{hashes}\n")
-    return header + "".join(body)
+    return "".join(body)
 
 
 def write_atomic(path: Path, text: str) -> None:

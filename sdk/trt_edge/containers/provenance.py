@@ -34,7 +34,11 @@ def container_builder(
     labels: dict[str, str],
     engine_version: str,
     limits: dict[str, Any],
+    requirements: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """`provenance.builder` of a container build. `image`/`image_id` name the builder
+    image; with model requirements, `requirements` names their lock and the derived image
+    the build ran in (`requirements.image_id`, also `provenance.environment.image_id`)."""
     return {
         "mode": "container",
         # Which builder and why (the backend that runs decides: see builder_choice).
@@ -53,4 +57,5 @@ def container_builder(
         "host": host_facts(),
         "limits": limits,
         "network": "none",
+        "requirements": requirements,
     }

@@ -66,7 +66,7 @@ def cached_sha256(path: Path) -> str:
     return digest
 
 
-def _index(folder: Path) -> dict[str, list[Path]]:
+def index_wheels(folder: Path) -> dict[str, list[Path]]:
     wheels: dict[str, list[Path]] = {}
     if folder.is_dir():
         for path in sorted(folder.glob("*.whl")):
@@ -82,9 +82,13 @@ def find_wheel(entry: LockEntry, index: dict[str, list[Path]]) -> Path | None:
     return None
 
 
-def _pip_download(args: list[str], folder: Path, progress: Progress) -> None:
+def pip_download(
+    args: list[str], folder: Path, progress: Progress, *, resolve: bool = False
+) -> None:
+    """`pip download` into `folder` with the host's pip settings; `resolve=True` lets pip
+    resolve the requirements' dependencies too (else exactly the files named)."""
     command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "-q"]
-    command += ["--no-deps", "-d", str(folder), *args]
+    command += [*([] if resolve else ["--no-deps"]), "-d", str(folder), *args]
     progress("pip download " + " ".join(args))
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
@@ -106,11 +110,13 @@ def prepare(
     *,
     folder: Path | None = None,
     progress: Progress = _quiet,
+    regenerate: str | None = None,
 ) -> list[Path]:
-    """Every wheel of `lock`, found in the wheelhouse by hash; fetches what is missing."""
+    """Every wheel of `lock`, found in the wheelhouse by hash; fetches what is missing.
+    `regenerate` is the command that rewrites the lock (default: the image's)."""
     folder = folder or wheelhouse_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    index = _index(folder)
+    index = index_wheels(folder)
     missing = [e for e in lock.entries if find_wheel(e, index) is None]
     if missing:
         progress(f"wheelhouse {folder}: fetching {len(missing)} of {len(lock.entries)} wheels")
@@ -118,20 +124,21 @@ def prepare(
             handle.write("\n".join(e.requirement() for e in missing) + "\n")
             request = Path(handle.name)
         try:
-            _pip_download(
+            pip_download(
                 ["--require-hashes", "-r", str(request), *pip.download_args()], folder, progress
             )
         finally:
             request.unlink(missing_ok=True)
-        index = _index(folder)
+        index = index_wheels(folder)
     wheels: list[Path] = []
     for entry in lock.entries:
         found = find_wheel(entry, index)
         if found is None:
+            fix = regenerate or f"trt-edge images lock {lock.path.parent.name}"
             raise WheelhouseError(
                 f"{lock.path}:{entry.line}: no wheel for {entry.name}=={entry.version} with a "
                 f"matching sha256 in {folder} after pip download; is the lock stale? "
-                f"regenerate it with `trt-edge images lock {lock.path.parent.name}`"
+                f"regenerate it with `{fix}`"
             )
         wheels.append(found)
     return wheels
@@ -156,13 +163,13 @@ def generate_lock(
     entries: list[LockEntry] = []
     with tempfile.TemporaryDirectory(prefix=".lock-", dir=folder) as tmp:
         fresh = Path(tmp)
-        _pip_download(["-r", str(spec.requirements_in), *spec.pip.download_args()], fresh, progress)
-        index = _index(fresh)
+        pip_download(["-r", str(spec.requirements_in), *spec.pip.download_args()], fresh, progress)
+        index = index_wheels(fresh)
         for number, (name, version) in enumerate(pins, start=1):
             candidates = [
                 p
                 for p in index.get(normalize_name(name), [])
-                if _version_matches(wheel_name_version(p.name)[1], version)
+                if version_matches(wheel_name_version(p.name)[1], version)
                 and _platform_matches(p.name, spec.pip)
             ]
             if len(candidates) != 1:
@@ -180,7 +187,7 @@ def generate_lock(
     return parse_lock(spec.lock_file)
 
 
-def _version_matches(wheel_version: str, pinned: str) -> bool:
+def version_matches(wheel_version: str, pinned: str) -> bool:
     """`==2.13.0` accepts `2.13.0+cpu` (PEP 440: a local label is ignored when the pin has none)."""
     if "+" in pinned:
         return wheel_version == pinned
