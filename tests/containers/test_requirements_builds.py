@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from containers.requirements_projects import hf_project
@@ -37,11 +37,6 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.xdist_group("con
 
 def quiet(_: str) -> None:
     return None
-
-
-def provenance(bundle: Path) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads((bundle / "bundle.json").read_bytes())["provenance"]
-    return doc
 
 
 @pytest.fixture(scope="module")
@@ -100,9 +95,16 @@ def container_bundle(
     return result.bundle_dir
 
 
-def test_the_hf_model_builds_in_the_derived_image_with_the_local_model_pte(
-    local_bundle: Path, container_bundle: Path
+def test_the_hf_model_builds_in_the_derived_image_like_a_local_build_and_says_where(
+    local_bundle: Path,
+    container_bundle: Path,
+    requirements_image: RequirementsImage,
+    cpu_image_ref: ImageRef,
+    lock: RequirementsLock,
 ) -> None:
+    """The same model.pte as a local build (one test: its two builds are the module's
+    slow part); provenance names the lock, the derived image and, per stage, the
+    environment that computed it."""
     assert (container_bundle / "model.pte").read_bytes() == (
         local_bundle / "model.pte"
     ).read_bytes()
@@ -110,15 +112,8 @@ def test_the_hf_model_builds_in_the_derived_image_with_the_local_model_pte(
     container = json.loads((container_bundle / "bundle.json").read_bytes())
     assert container["files"] == local["files"]  # the tokenizer and llm facts too
     assert container["provenance"]["requirements"] == local["provenance"]["requirements"]
-
-
-def test_provenance_names_the_lock_the_derived_image_and_where_each_stage_ran(
-    container_bundle: Path,
-    requirements_image: RequirementsImage,
-    cpu_image_ref: ImageRef,
-    lock: RequirementsLock,
-) -> None:
-    doc = provenance(container_bundle)
+    assert local["provenance"]["environment"]["kind"] == "local"
+    doc = container["provenance"]
     builder, env = doc["builder"], doc["environment"]
     assert (builder["mode"], builder["image_id"], builder["network"]) == (
         "container",
@@ -174,15 +169,19 @@ def test_the_derived_image_is_reused_and_holds_no_wheels(
     assert "No such file or directory" in listed.splitlines()[0]  # the wheels stayed behind
     installed = {p["name"].lower(): p["version"] for p in json.loads(listed.splitlines()[-1])}
     assert installed["transformers"] == "5.23.0"
-    # The builder image itself is unchanged: it is still the current cpu builder.
+    # Neither the derived image nor any step of its build passes for the cpu builder, and
+    # the stage that held the wheels is gone.
     from trt_edge.containers.images import find_current, list_images
+    from trt_edge.containers.requirements_image import LABEL_STAGE_OF, content_key
 
     current = find_current(docker_client, "cpu")
     assert current is not None and current.id == cpu_image_ref.id
+    key = content_key(cpu_image_ref.id, lock)
+    assert image.labels[catalog.LABEL_KEY] == key
+    assert docker_client.images.list(filters={"label": f"{LABEL_STAGE_OF}={key}"}) == []
     rows = {row.id: row for row in list_images(docker_client)}
-    assert (
-        rows[requirements_image.id].current and rows[requirements_image.id].role == "requirements"
-    )
+    assert rows[requirements_image.id].current
+    assert rows[requirements_image.id].role == "requirements"
 
 
 def test_without_a_flag_a_manifest_without_a_current_lock_builds_locally_and_says_why(

@@ -146,7 +146,11 @@ def plan(
 
 
 def find_current(client: DockerClient, name: str) -> ImageRef | None:
-    """The image of `name` built from the current inputs, if present (no build, no base making)."""
+    """The image of `name` built from the current inputs, if present (no build, no base making).
+
+    It must carry its content tag: an untagged image with the same labels is a leftover
+    (a rebuild moved the tag) or an intermediate image of another build started FROM it
+    (a requirements image's steps inherit the builder's labels), never the builder."""
     spec = catalog.load_spec(name)
     if not spec.buildable_here:
         return None
@@ -161,7 +165,7 @@ def find_current(client: DockerClient, name: str) -> ImageRef | None:
         base_ref = labels.get(catalog.LABEL_BASE, "")
         base_found = get_image(client, base_ref) if base_ref else None
         candidate = Plan(spec, base_ref, str(base_found.id) if base_found else "", lock, digest)
-        if labels.get(catalog.LABEL_KEY) == candidate.content_key:
+        if labels.get(catalog.LABEL_KEY) == candidate.content_key and candidate.tag in image.tags:
             return ImageRef(name, candidate.tag, str(image.id), labels, reused=True)
     return None
 

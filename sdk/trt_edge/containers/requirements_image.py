@@ -14,11 +14,14 @@ build runs in the builder itself.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +39,7 @@ ROLE = "requirements"
 BUILD_STAGE = "build-stage"  # the role label of the stage the wheels are installed in
 LABEL_BUILDER_ID = "io.trt-edge.builder-image-id"
 LABEL_REQUIREMENTS_LOCK = "io.trt-edge.requirements-lock-sha256"
+LABEL_STAGE_OF = "io.trt-edge.stage-of"  # the build stage's label: the content key it serves
 LOCK_IN_CONTEXT = "requirements.lock"
 
 
@@ -87,7 +91,7 @@ def ensure_requirements_image(
 ) -> RequirementsImage | None:
     """The image of `builder_image` (a docker `Image`; `builder_ref` its tag, `builder` its
     images/ name) with `lock` installed, built unless present; None for a lock without pins."""
-    from trt_edge.containers.images import get_image, stream_build
+    from trt_edge.containers.images import get_image
 
     if not lock.entries:
         return None
@@ -95,9 +99,44 @@ def ensure_requirements_image(
     builder_id = str(builder_image.id)
     key = content_key(builder_id, lock)
     tag = f"{repository(builder)}:{key[:12]}"
-    existing = get_image(client, tag)
-    if existing is not None and (existing.labels or {}).get(catalog.LABEL_KEY) == key:
-        return RequirementsImage(tag, str(existing.id), builder_id, lock.sha256(), reused=True)
+    with _one_build_at_a_time(key):  # a second build of the same image waits, then reuses
+        existing = get_image(client, tag)
+        if existing is not None and (existing.labels or {}).get(catalog.LABEL_KEY) == key:
+            return RequirementsImage(tag, str(existing.id), builder_id, lock.sha256(), reused=True)
+        image_id = _build(
+            client, builder, builder_ref, builder_id, key, tag, lock, manifest_path, progress
+        )
+    return RequirementsImage(
+        tag, image_id, builder_id, lock.sha256(), reused=False, seconds=time.monotonic() - started
+    )
+
+
+@contextmanager
+def _one_build_at_a_time(key: str) -> Iterator[None]:
+    """An exclusive lock per content key on this host (builds of one image wait for each
+    other instead of building it twice; other images build in parallel)."""
+    path = Path(tempfile.gettempdir()) / f"trt-edge-requirements-image-{key[:16]}.lock"
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _build(
+    client: DockerClient,
+    builder: str,
+    builder_ref: str,
+    builder_id: str,
+    key: str,
+    tag: str,
+    lock: RequirementsLock,
+    manifest_path: Path,
+    progress: Progress,
+) -> str:
+    from trt_edge.containers.images import stream_build
+
     spec = catalog.load_spec(builder)
     wheels = wheelhouse.prepare(
         lock.pins, spec.pip, progress=progress, regenerate=lock_command(manifest_path, builder)
@@ -127,9 +166,21 @@ def ensure_requirements_image(
             recipe=recipe_path(),
             network_mode="none",
         )
-    return RequirementsImage(
-        tag, image_id, builder_id, lock.sha256(), reused=False, seconds=time.monotonic() - started
-    )
+    _remove_build_stage(client, key)
+    return image_id
+
+
+def _remove_build_stage(client: DockerClient, key: str) -> None:
+    """Drop the untagged stage that held the wheels (hundreds of MB): nothing reuses it, as
+    an image with the same key is found instead of rebuilt. Best effort: a stage still in
+    use (another build of the same key right now) stays, and costs only disk."""
+    import docker.errors
+
+    for stage in client.images.list(filters={"label": f"{LABEL_STAGE_OF}={key}"}):
+        try:
+            client.images.remove(stage.id, noprune=False)
+        except docker.errors.APIError:
+            continue
 
 
 def is_current(labels: dict[str, str], current_builder_ids: set[str]) -> bool:
