@@ -260,3 +260,22 @@ def test_image_json_files_hold_only_known_fields() -> None:
     for name in NAMES:
         doc = json.loads((catalog.load_spec(name).folder / "image.json").read_text())
         assert set(doc) <= known, (name, sorted(set(doc) - known))
+
+
+def test_the_requirements_recipe_installs_exactly_the_lock_and_keeps_the_wheels_out() -> None:
+    """images/_requirements/Dockerfile (a builder + a model's locked requirements): pip reads
+    the lock's hashes and nothing else, and the wheels stay in the first stage."""
+    from trt_edge.containers.requirements_image import recipe_path
+
+    parser = DockerfileParser(fileobj=io.BytesIO(recipe_path().read_bytes()))
+    steps = [(i["instruction"], i["value"]) for i in parser.structure]
+    froms = [value for kind, value in steps if kind == "FROM"]
+    assert froms == ["${BUILDER} AS requirements", "${BUILDER}"]
+    [install] = [value for kind, value in steps if kind == "RUN" and "pip install" in value]
+    for flag in ("--no-index", "--require-hashes", "--no-deps", "-r /tmp/requirements.lock"):
+        assert flag in install
+    last_from = max(i for i, (kind, _) in enumerate(steps) if kind == "FROM")
+    final = steps[last_from:]
+    assert not any(kind in ("COPY", "ADD") and "wheels" in value for kind, value in final)
+    assert any(kind == "COPY" and value.startswith("--from=requirements") for kind, value in final)
+    assert final[-1][0] == "LABEL" and 'io.trt-edge.role="requirements"' in final[-1][1]
