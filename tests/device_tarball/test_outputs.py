@@ -13,9 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from device_tarball.unpacked import DeviceRunner, run_bundle  # type: ignore[import-not-found]
 from trt_edge_runner.bundle_format import BundleManifest
 from trt_edge_runner.tensors import random_inputs
+
+from tests.device_tarball.unpacked import DeviceRunner, run_bundle
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("device_tarball")]
 
@@ -26,7 +27,7 @@ CASES = [
     ("vision_bundle", "infer", {"batch": 4}),
     ("vision_bundle", "infer", {"batch": 16}),
 ]
-TOLERANCE = {"rtol": 1e-5, "atol": 1e-5}
+RTOL = ATOL = 1e-5
 PROPERTY = "aarch64_vs_x86_64"
 
 
@@ -68,7 +69,9 @@ def test_aarch64_outputs_equal_x86_64_on_the_examples(
     for name, want in x86.items():
         got = arm[name]
         assert got.shape == want.shape and got.dtype == want.dtype, name
-        np.testing.assert_allclose(got, want, **TOLERANCE, err_msg=f"{case_id(case)}: {name}")
+        np.testing.assert_allclose(
+            got, want, rtol=RTOL, atol=ATOL, err_msg=f"{case_id(case)}: {name}"
+        )
         diff = max(diff, float(np.max(np.abs(got.astype(np.float64) - want))))
     record_property(PROPERTY, f"{case_id(case)}: max |aarch64 - x86_64| = {diff:.3g}")
 

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from agent.conftest import Bundles  # type: ignore[import-not-found]
 from trt_edge.cli.main import main
+
+from tests.helpers.fixtures_bundles import Bundles
 
 if TYPE_CHECKING:
     from docker import DockerClient

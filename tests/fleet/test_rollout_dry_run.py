@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from agent.conftest import Bundles  # type: ignore[import-not-found]
 from trt_edge.cli.main import main
+
+from tests.helpers.fixtures_bundles import Bundles
 
 INVENTORY = """
 edge:

@@ -19,7 +19,6 @@ from types import ModuleType
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from insp_upstream_trt import placeholder_engine
 from trt_edge.inspect.errors import TrtBlobError
 from trt_edge.inspect.trt_blob import (
     AliasedIO,
@@ -29,6 +28,8 @@ from trt_edge.inspect.trt_blob import (
     parse_trt_blob,
     write_trt_blob,
 )
+
+from tests.inspect.upstream_trt import placeholder_engine
 
 
 def _upstream_path() -> Path | None:

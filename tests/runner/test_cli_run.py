@@ -9,11 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from runner.tiny_bundles import VOCAB  # type: ignore[import-not-found]
 from trt_edge.cli.main import main as host_main
 from trt_edge_runner.device_cli import main as device_main
 from trt_edge_runner.runner import Runner
 from trt_edge_runner.tensors import load_npz
+
+from tests.helpers.bundles import VOCAB
 
 pytestmark = pytest.mark.slow
 

@@ -1,0 +1,40 @@
+"""Target facts as the target catalog states them, so no test repeats a version number.
+
+`fingerprint(id)` is what a bundle built for the target records (`bundle.json`'s
+`target`); `device_facts(id)` is what a device of that target reports about itself,
+which carries patch-level versions (CUDA 12.6.68, TensorRT 10.3.0.30) where the
+catalog names the release (12.6, 10.3): a device matches when its versions start with
+the bundle's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trt_edge.targets import load_catalog
+
+CPU_X86_64 = "cpu-x86_64"
+ORIN_NANO = "jetson-orin-nano-jp6"
+
+# Patch-level suffixes a real device reports beyond the catalog's release numbers.
+_PATCH = {"jetpack": ".1", "cuda": ".68", "tensorrt": ".0.30"}
+
+
+def fingerprint(target_id: str) -> dict[str, Any]:
+    """The catalog's fingerprint of `target_id`: id, kind, arch, sm, jetpack, l4t, cuda,
+    tensorrt (what `bundle.json`'s `target` records)."""
+    return dict(load_catalog().get(target_id).fingerprint())
+
+
+def device_facts(target_id: str) -> dict[str, Any]:
+    """Facts a device of `target_id` reports: its fingerprint without the id and kind, the
+    first SM of the family, versions with a patch level as the device's libraries report."""
+    target = load_catalog().get(target_id)
+    facts: dict[str, Any] = {
+        key: value for key, value in target.fingerprint().items() if key not in ("id", "kind")
+    }
+    facts["sm"] = target.sm_list()[0] if target.sm_list() else None
+    for key, suffix in _PATCH.items():
+        if facts.get(key) is not None:
+            facts[key] = f"{facts[key]}{suffix}"
+    return facts
