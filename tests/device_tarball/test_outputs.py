@@ -18,6 +18,7 @@ from trt_edge_runner.bundle_format import BundleManifest
 from trt_edge_runner.tensors import random_inputs
 
 from tests.device_tarball.unpacked import DeviceRunner, run_bundle
+from tests.helpers.summary_device_tarball import PROPERTY
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("device_tarball")]
 
@@ -35,7 +36,6 @@ CASES = [
     Case("vision_bundle", "infer", {"batch": 16}),
 ]
 RTOL = ATOL = 1e-5
-PROPERTY = "aarch64_vs_x86_64"
 
 
 def case_id(case: Case) -> str:

@@ -6,7 +6,7 @@ loaded by path, without importing the torch_tensorrt package, from either
 `$TORCH_TENSORRT_SERIALIZATION_PY` or an installed-but-unimportable torch_tensorrt.
 Obtain it with e.g. `pip download torch-tensorrt==2.14.0 --no-deps` and unzip
 `torch_tensorrt/executorch/serialization.py`. Without it these tests skip; the
-upstream-equivalent writer in insp_upstream_trt.py covers the format everywhere.
+upstream-equivalent writer in upstream_trt.py covers the format everywhere.
 """
 
 from __future__ import annotations
