@@ -14,10 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from agent.conftest import Bundles, Device  # type: ignore[import-not-found]
 from trt_edge_runner.agent.install import STEPS
 from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.runner import Runner
+
+from tests.agent.device import Device
+from tests.helpers.fixtures_bundles import Bundles
+from tests.helpers.targets import ORIN_NANO, device_facts, fingerprint
 
 PAUSE_DRIVER = Path(__file__).with_name("pause_driver.py")
 
@@ -73,24 +76,15 @@ def test_rollback_without_a_previous_slot_fails(device: Device, agent_bundles: B
     assert "nothing to roll back to" in result.stderr
 
 
-def test_bundle_signed_by_an_untrusted_key_is_refused(
-    device: Device, agent_bundles: Bundles
-) -> None:
-    device.run("install", str(agent_bundles.v1), check=True)
-    result = device.run("install", str(agent_bundles.other_key))
-    assert result.returncode == 1
-    assert "not trusted here" in result.stderr
-    assert active_version(device) == "1.0.0"
-
-
 def test_bundle_for_another_target_is_refused_naming_each_fact(
     device: Device, agent_bundles: Bundles
 ) -> None:
+    orin = fingerprint(ORIN_NANO, "tensorrt")
     result = device.run("install", str(agent_bundles.orin))
     assert result.returncode == 1
-    assert "built for target jetson-orin-nano-jp6" in result.stderr
-    assert "arch: bundle needs aarch64, device is x86_64" in result.stderr
-    assert "tensorrt: bundle needs 10.3, device has none" in result.stderr
+    assert f"built for target {ORIN_NANO}" in result.stderr
+    assert f"arch: bundle needs {orin['arch']}, device is x86_64" in result.stderr
+    assert f"tensorrt: bundle needs {orin['tensorrt']}, device has none" in result.stderr
     assert device.status()["active"] is None
 
 
@@ -99,18 +93,7 @@ def test_device_facts_file_makes_the_jetson_bundle_fit(
 ) -> None:
     """With facts saying Orin Nano, only the arch the real program needs decides; here the
     fingerprint passes and the install proceeds to the smoke run, which runs on this CPU."""
-    device.facts.write_text(
-        json.dumps(
-            {
-                "arch": "aarch64",
-                "sm": "8.7",
-                "jetpack": "6.2.1",
-                "l4t": "36.4.3",
-                "cuda": "12.6.68",
-                "tensorrt": "10.3.0.30",
-            }
-        )
-    )
+    device.facts.write_text(json.dumps(device_facts(ORIN_NANO)))
     result = device.run("install", str(agent_bundles.orin), check=True)
     assert "installed tiny 1.0.0-orin into slot A" in result.stdout
 
@@ -144,15 +127,24 @@ def test_a_tensorrt_bundle_still_demands_its_sm_cuda_and_tensorrt(
     assert device.status()["active"] is None
 
 
-def test_failed_smoke_run_keeps_the_previous_model_active(
-    device: Device, agent_bundles: Bundles
+@pytest.mark.parametrize(
+    ("bundle", "refusal"),
+    [
+        ("other_key", "not trusted here"),
+        (
+            "slow_to_fail",
+            "smoke run of tiny 3.0.0-bad in slot B failed, previous model stays active",
+        ),
+    ],
+    ids=["untrusted-key", "failed-smoke-run"],
+)
+def test_refused_install_keeps_the_previous_model_active(
+    device: Device, agent_bundles: Bundles, bundle: str, refusal: str
 ) -> None:
     device.run("install", str(agent_bundles.v1), check=True)
-    result = device.run("install", str(agent_bundles.slow_to_fail))
+    result = device.run("install", str(getattr(agent_bundles, bundle)))
     assert result.returncode == 1
-    assert "smoke run of tiny 3.0.0-bad in slot B failed, previous model stays active" in (
-        result.stderr
-    )
+    assert refusal in result.stderr
     assert active_version(device) == "1.0.0"
     assert run_active_model(device) == "1.0.0"
 

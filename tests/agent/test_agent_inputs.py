@@ -11,7 +11,9 @@ import json
 import os
 
 import pytest
-from agent.conftest import Bundles, Device  # type: ignore[import-not-found]
+
+from tests.agent.device import Device
+from tests.helpers.fixtures_bundles import Bundles
 
 
 def test_status_and_health_on_a_missing_root_report_nothing_and_create_nothing(

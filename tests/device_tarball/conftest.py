@@ -18,17 +18,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-TOOLS = REPO / "device_runner" / "cpp" / "tools"
-if str(TOOLS) not in sys.path:
-    sys.path.insert(0, str(TOOLS))
-
-from device_tarball.unpacked import (  # type: ignore[import-not-found]  # noqa: E402
-    AARCH64_LOADER,
-    QEMU,
-    DeviceRunner,
-    unpack,
-)
+from tests.device_tarball.unpacked import AARCH64_LOADER, QEMU, DeviceRunner, unpack
+from tests.helpers.paths import DEVICE_TOOLS, REPO
 
 
 def build_tarball(arch: str) -> Path:
@@ -36,7 +27,7 @@ def build_tarball(arch: str) -> Path:
     import build_device_tarball
 
     done = subprocess.run(
-        [sys.executable, str(TOOLS / "build_device_tarball.py"), "--arch", arch],
+        [sys.executable, str(DEVICE_TOOLS / "build_device_tarball.py"), "--arch", arch],
         capture_output=True,
         text=True,
         check=False,

@@ -10,57 +10,67 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
-from device_tarball.unpacked import DeviceRunner, run_bundle  # type: ignore[import-not-found]
 from trt_edge_runner.bundle_format import BundleManifest
 from trt_edge_runner.tensors import random_inputs
 
+from tests.device_tarball.unpacked import DeviceRunner, run_bundle
+from tests.helpers.summary_device_tarball import PROPERTY
+
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("device_tarball")]
 
-# (bundle fixture, phase, dims): the profiles' opt shapes.
+
+class Case(NamedTuple):
+    fixture: str  # the session fixture holding the bundle
+    phase: str
+    dims: dict[str, int]  # a profile's opt shape
+
+
 CASES = [
-    ("tiny_llm_bundle", "prefill", {"seq": 128}),
-    ("tiny_llm_bundle", "decode", {"seq": 1}),
-    ("vision_bundle", "infer", {"batch": 4}),
-    ("vision_bundle", "infer", {"batch": 16}),
+    Case("tiny_llm_bundle", "prefill", {"seq": 128}),
+    Case("tiny_llm_bundle", "decode", {"seq": 1}),
+    Case("vision_bundle", "infer", {"batch": 4}),
+    Case("vision_bundle", "infer", {"batch": 16}),
 ]
-TOLERANCE = {"rtol": 1e-5, "atol": 1e-5}
-PROPERTY = "aarch64_vs_x86_64"
+RTOL = ATOL = 1e-5
 
 
-def case_id(case: tuple[str, str, dict[str, int]]) -> str:
-    bundle, phase, dims = case
-    return f"{bundle.removesuffix('_bundle')}-{phase}-" + ",".join(
-        f"{k}={v}" for k, v in dims.items()
-    )
+def case_id(case: Case) -> str:
+    dims = ",".join(f"{k}={v}" for k, v in case.dims.items())
+    return f"{case.fixture.removesuffix('_bundle')}-{case.phase}-{dims}"
 
 
-def inputs_for(bundle: Path, dims: dict[str, int]) -> tuple[BundleManifest, list[np.ndarray]]:
+def case_inputs(
+    case: Case, request: pytest.FixtureRequest
+) -> tuple[Path, BundleManifest, list[np.ndarray]]:
+    """The case's bundle, its manifest and seeded inputs at the case's dims."""
+    bundle: Path = request.getfixturevalue(case.fixture)
     manifest = BundleManifest.from_json((bundle / "bundle.json").read_bytes())
-    arrays = random_inputs(manifest, dims, seed=sum(dims.values()))
+    arrays = random_inputs(manifest, case.dims, seed=sum(case.dims.values()))
     names = [s.name for s in manifest.inputs]
     if "start_pos" in names:  # the tiny LLM writes its KV cache from here: keep it in range
         arrays[names.index("start_pos")] = np.array([3], dtype=np.int64)
-    return manifest, arrays
+    return bundle, manifest, arrays
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_aarch64_outputs_equal_x86_64_on_the_examples(
-    case: tuple[str, str, dict[str, int]],
+    case: Case,
     aarch64_runner: DeviceRunner,
     x86_64_runner: DeviceRunner,
     request: pytest.FixtureRequest,
     record_property: Callable[[str, object], None],
     tmp_path: Path,
 ) -> None:
-    fixture, phase, dims = case
-    bundle: Path = request.getfixturevalue(fixture)
-    manifest, arrays = inputs_for(bundle, dims)
+    bundle, manifest, arrays = case_inputs(case, request)
     names = [s.name for s in manifest.inputs]
-    x86_report, x86 = run_bundle(x86_64_runner, bundle, phase, names, arrays, tmp_path / "x86")
-    arm_report, arm = run_bundle(aarch64_runner, bundle, phase, names, arrays, tmp_path / "arm")
+    x86_report, x86 = run_bundle(x86_64_runner, bundle, case.phase, names, arrays, tmp_path / "x86")
+    arm_report, arm = run_bundle(
+        aarch64_runner, bundle, case.phase, names, arrays, tmp_path / "arm"
+    )
     assert arm_report["profile"] == x86_report["profile"]
     assert arm_report["digests_verified"] is x86_report["digests_verified"] is True
     assert x86.keys() == arm.keys() and x86
@@ -68,26 +78,26 @@ def test_aarch64_outputs_equal_x86_64_on_the_examples(
     for name, want in x86.items():
         got = arm[name]
         assert got.shape == want.shape and got.dtype == want.dtype, name
-        np.testing.assert_allclose(got, want, **TOLERANCE, err_msg=f"{case_id(case)}: {name}")
+        np.testing.assert_allclose(
+            got, want, rtol=RTOL, atol=ATOL, err_msg=f"{case_id(case)}: {name}"
+        )
         diff = max(diff, float(np.max(np.abs(got.astype(np.float64) - want))))
     record_property(PROPERTY, f"{case_id(case)}: max |aarch64 - x86_64| = {diff:.3g}")
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_x86_64_tarball_equals_the_python_runner_on_the_examples(
-    case: tuple[str, str, dict[str, int]],
+    case: Case,
     x86_64_runner: DeviceRunner,
     request: pytest.FixtureRequest,
     tmp_path: Path,
 ) -> None:
     from trt_edge_runner.runner import Runner
 
-    fixture, phase, dims = case
-    bundle: Path = request.getfixturevalue(fixture)
-    manifest, arrays = inputs_for(bundle, dims)
+    bundle, manifest, arrays = case_inputs(case, request)
     names = [s.name for s in manifest.inputs]
-    report, got = run_bundle(x86_64_runner, bundle, phase, names, arrays, tmp_path)
-    expected = Runner.open(bundle).run(phase, arrays)
+    report, got = run_bundle(x86_64_runner, bundle, case.phase, names, arrays, tmp_path)
+    expected = Runner.open(bundle).run(case.phase, arrays)
     assert report["profile"] == expected.profile
     out_names = [s.name for s in manifest.outputs] or [
         f"output_{i}" for i in range(len(expected.outputs))

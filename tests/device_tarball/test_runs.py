@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from device_tarball.unpacked import DeviceRunner  # type: ignore[import-not-found]
+
+from tests.device_tarball.unpacked import DeviceRunner
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("device_tarball")]
 
@@ -65,7 +66,7 @@ def test_a_moved_tree_runs_the_same(
     moved = dataclasses.replace(
         device, root=Path(shutil.copytree(device.root, tmp_path / "else" / "where" / "runner"))
     )
-    outputs = []
+    outputs: list[np.ndarray] = []
     for runner in (device, moved):
         out = tmp_path / f"out-{len(outputs)}"
         proc = runner.run(

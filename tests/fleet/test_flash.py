@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from agent.conftest import Bundles  # type: ignore[import-not-found]
 from trt_edge.cli.main import main
 from trt_edge.flash.boards import board_target, boards, flash_command
 from trt_edge.flash.errors import FlashError
+
+from tests.helpers.fixtures_bundles import Bundles
 
 
 @pytest.fixture

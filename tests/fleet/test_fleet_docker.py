@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from agent.conftest import Bundles  # type: ignore[import-not-found]
-from trt_edge.cli.main import main
+
+from tests.fleet.rollout_cli import rollout
+from tests.helpers.fixtures_bundles import Bundles
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -135,18 +136,7 @@ def test_rollout_halts_after_the_failing_wave_and_rolls_the_device_back(
         "on_halt: rollback_wave\n"
     )
     report_path = tmp_path / "report.json"
-    code = main(
-        [
-            "rollout",
-            str(plan),
-            "--inventory",
-            str(inventory),
-            "--workdir",
-            str(tmp_path / "work"),
-            "--report",
-            str(report_path),
-        ]
-    )
+    code = rollout(plan, inventory, "--workdir", tmp_path / "work", "--report", report_path)
     out = capsys.readouterr().out
     assert code == 1, out
     report = json.loads(report_path.read_text())

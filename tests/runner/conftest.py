@@ -1,4 +1,5 @@
-"""Fixtures for the runner tests: tiny real bundles (see tiny_bundles.py)."""
+"""Fixtures for the runner tests: the C++ runner binaries and tiny real bundles
+(`tests.helpers.bundles`)."""
 
 from __future__ import annotations
 
@@ -6,23 +7,24 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Unpack
 
 import pytest
-from runner.cpp_build import (  # type: ignore[import-not-found]
-    CPP_SRC,
-    RUNNER_TARGETS,
-    stale_binaries,
-)
-from runner.tiny_bundles import (  # type: ignore[import-not-found]
+from trt_edge_runner.bundle_format import PhaseTarget
+
+from tests.helpers.bundles import (
+    LLM_PHASES,
+    LLM_PROFILES,
     SEQ_MAX,
     BundleMaker,
-    build_tiny_model,
-    lower_tiny_model,
+    BundleOptions,
+    ProfileSpec,
     write_bundle,
 )
-from trt_edge_runner.bundle_format import PhaseTarget
+from tests.helpers.paths import CPP_SRC
+from tests.runner.cpp_build import RUNNER_TARGETS, stale_binaries
 
 
 @pytest.fixture(scope="session")
@@ -95,28 +97,18 @@ def llm_bundle_copy(tiny_llm_bundle: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(tiny_llm_bundle, tmp_path / tiny_llm_bundle.name))
 
 
-@pytest.fixture(scope="session")
-def tiny_model() -> Any:
-    return build_tiny_model()
-
-
-@pytest.fixture(scope="session")
-def tiny_pte(tmp_path_factory: pytest.TempPathFactory, tiny_model: Any) -> Path:
-    return lower_tiny_model(tiny_model, tmp_path_factory.mktemp("tiny-pte") / "model.pte")
-
-
 @pytest.fixture
 def make_bundle(tmp_path: Path, tiny_pte: Path) -> BundleMaker:
+    """`write_bundle` around the tiny program, into a fresh directory per call."""
     counter = iter(range(1000))
 
     def make(
-        profiles: list[tuple[str, int, int, int]],
-        phases: dict[str, PhaseTarget],
-        **kwargs: Any,
+        profiles: Sequence[ProfileSpec] = LLM_PROFILES,
+        phases: Mapping[str, PhaseTarget] = LLM_PHASES,
+        **options: Unpack[BundleOptions],
     ) -> Path:
-        return write_bundle(
-            tmp_path / f"bundle-{next(counter)}", tiny_pte, profiles, phases, **kwargs
-        )
+        out = tmp_path / f"bundle-{next(counter)}"
+        return write_bundle(out, tiny_pte, profiles, phases, **options)
 
     return make
 
@@ -124,9 +116,7 @@ def make_bundle(tmp_path: Path, tiny_pte: Path) -> BundleMaker:
 @pytest.fixture
 def llm_like_bundle(make_bundle: BundleMaker) -> Path:
     """Profile 0 decode (seq 1), profile 1 prefill (seq 2..64); pinned phases."""
-    return make_bundle(
-        [("decode", 1, 1, 1), ("prefill", 2, 16, SEQ_MAX)], {"decode": 0, "prefill": 1}
-    )
+    return make_bundle(LLM_PROFILES, LLM_PHASES)
 
 
 @pytest.fixture

@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
 import pytest
-from runner.tiny_bundles import VOCAB  # type: ignore[import-not-found]
 from trt_edge.cli.main import main as host_main
 from trt_edge_runner.device_cli import main as device_main
 from trt_edge_runner.runner import Runner
 from trt_edge_runner.tensors import load_npz
+
+from tests.helpers.bundles import VOCAB
 
 pytestmark = pytest.mark.slow
 
@@ -108,19 +111,34 @@ def test_device_info_entry_point_reports_mode_and_backends(llm_like_bundle: Path
     report = json.loads(proc.stdout)
     assert "XnnpackBackend" in report["device"]["backends_registered"]
     assert report["device"]["native_profile_guard"] is False
-    assert report["device"]["executorch"] == "1.5.1"
+    assert report["device"]["executorch"] == version("executorch")
     assert report["bundle"]["mode"] == "emulated"
     assert report["bundle"]["phases"] == {"decode": 0, "prefill": 1}
 
 
-def test_save_outputs_to_a_directory_is_refused_before_running(
-    llm_like_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("main", "command", "option", "example"),
+    [
+        (host_main, ["bench", "--iterations", "3"], "--plot", "bench.png"),
+        (device_main, ["run", "--phase", "decode"], "--save-outputs", "outputs.npz"),
+    ],
+    ids=["trt-edge-bench-plot", "trt-edge-device-run-save-outputs"],
+)
+def test_an_output_path_that_is_a_directory_is_refused_before_any_work(
+    llm_like_bundle: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    main: Callable[[list[str]], int],
+    command: list[str],
+    option: str,
+    example: str,
 ) -> None:
-    argv = ["run", str(llm_like_bundle), "--phase", "decode", "--save-outputs", str(tmp_path)]
-    assert device_main(argv) == 2
+    name, *options = command
+    assert main([name, str(llm_like_bundle), *options, option, str(tmp_path)]) == 2
     captured = capsys.readouterr()
-    assert f"--save-outputs {tmp_path}: is a directory" in captured.err
-    assert "Traceback" not in captured.err and captured.out == ""  # the model never ran
+    assert f"{name}: error: {option} {tmp_path}: is a directory" in captured.err
+    assert str(tmp_path / example) in captured.err  # the hint names a file to write
+    assert "Traceback" not in captured.err and captured.out == ""  # nothing ran or was timed
 
 
 def test_a_broken_inputs_file_exits_2_naming_it(

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from runner.tiny_bundles import VOCAB  # type: ignore[import-not-found]
 from trt_edge_runner.runner import Runner
 from trt_edge_runner.tensors import random_inputs
+
+from tests.helpers.bundles import VOCAB
 
 pytestmark = pytest.mark.slow
 

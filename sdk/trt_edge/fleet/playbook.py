@@ -37,6 +37,30 @@ def _stage(name: str) -> dict[str, Any]:
     return {"name": f"stage: {name}", "ansible.builtin.set_fact": {"trt_edge_stage": name}}
 
 
+def _report_tasks(cli: str, report: dict[str, str]) -> list[dict[str, Any]]:
+    """Every play's last two tasks on a device: read its status, then write `report` (which
+    may quote that status) back to the controller as `<host>.json`."""
+    return [
+        {
+            "name": "status after",
+            "ansible.builtin.command": f"{cli} status --json",
+            "register": "trt_edge_after",
+            "changed_when": False,
+            "failed_when": False,
+        },
+        {
+            "name": "report to the controller",
+            "ansible.builtin.copy": {
+                "content": "{{ trt_edge_report | to_json }}",
+                "dest": "{{ trt_edge_report_dir }}/{{ inventory_hostname }}.json",
+                "mode": "0644",
+            },
+            "delegate_to": "localhost",
+            "vars": {"trt_edge_report": report},
+        },
+    ]
+
+
 def render_playbook() -> list[dict[str, Any]]:
     """The playbook as data; the rollout's values arrive as extra vars (`-e @vars.json`)."""
     cli = "{{ trt_edge_cli }}"
@@ -110,25 +134,7 @@ def render_playbook() -> list[dict[str, Any]]:
                             "ansible.builtin.set_fact": {"trt_edge_failed": True},
                         },
                     ],
-                    "always": [
-                        {
-                            "name": "status after",
-                            "ansible.builtin.command": f"{cli} status --json",
-                            "register": "trt_edge_after",
-                            "changed_when": False,
-                            "failed_when": False,
-                        },
-                        {
-                            "name": "report to the controller",
-                            "ansible.builtin.copy": {
-                                "content": "{{ trt_edge_report | to_json }}",
-                                "dest": "{{ trt_edge_report_dir }}/{{ inventory_hostname }}.json",
-                                "mode": "0644",
-                            },
-                            "delegate_to": "localhost",
-                            "vars": {"trt_edge_report": REPORT_VARS},
-                        },
-                    ],
+                    "always": _report_tasks(cli, REPORT_VARS),
                 },
             ],
         }
@@ -150,30 +156,15 @@ def render_rollback_playbook() -> list[dict[str, Any]]:
                     "register": "trt_edge_rollback",
                     "failed_when": False,
                 },
-                {
-                    "name": "status after",
-                    "ansible.builtin.command": f"{cli} status --json",
-                    "register": "trt_edge_after",
-                    "changed_when": False,
-                    "failed_when": False,
-                },
-                {
-                    "name": "report to the controller",
-                    "ansible.builtin.copy": {
-                        "content": "{{ trt_edge_report | to_json }}",
-                        "dest": "{{ trt_edge_report_dir }}/{{ inventory_hostname }}.json",
-                        "mode": "0644",
+                *_report_tasks(
+                    cli,
+                    {
+                        "host": "{{ inventory_hostname }}",
+                        "rollback_rc": "{{ trt_edge_rollback.rc | default(-1) }}",
+                        "rollback_stderr": "{{ trt_edge_rollback.stderr | default('') }}",
+                        "after": "{{ trt_edge_after.stdout | default('') }}",
                     },
-                    "delegate_to": "localhost",
-                    "vars": {
-                        "trt_edge_report": {
-                            "host": "{{ inventory_hostname }}",
-                            "rollback_rc": "{{ trt_edge_rollback.rc | default(-1) }}",
-                            "rollback_stderr": "{{ trt_edge_rollback.stderr | default('') }}",
-                            "after": "{{ trt_edge_after.stdout | default('') }}",
-                        }
-                    },
-                },
+                ),
             ],
         }
     ]
