@@ -1,20 +1,14 @@
-"""Fixtures for the runner tests: tiny real bundles (see tiny_bundles.py)."""
+"""Fixtures for the runner tests: tiny real bundles (see tiny_bundles.py). The C++ runner
+binary (`trt_edge_run`) is a session fixture of `fixtures_runner` (every area uses it)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from runner.cpp_build import (  # type: ignore[import-not-found]
-    CPP_SRC,
-    RUNNER_TARGETS,
-    stale_binaries,
-)
 from runner.tiny_bundles import (  # type: ignore[import-not-found]
     SEQ_MAX,
     BundleMaker,
@@ -23,56 +17,6 @@ from runner.tiny_bundles import (  # type: ignore[import-not-found]
     write_bundle,
 )
 from trt_edge_runner.bundle_format import PhaseTarget
-
-
-@pytest.fixture(scope="session")
-def trt_edge_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The C++ runner binary: $TRT_EDGE_RUN, the `make test-cpp` build when it is newer
-    than every runner source (rebuilt in place when stale), or built here."""
-    env = os.environ.get("TRT_EDGE_RUN")
-    if env:
-        return Path(env)
-    made = CPP_SRC / "build" / "runner" / "trt-edge-run"
-    if not stale_binaries(made.parent):
-        return made
-    if (CPP_SRC / "build" / "CMakeCache.txt").is_file():
-        # Incremental: cmake rebuilds only what changed since the `make test-cpp` build.
-        done = subprocess.run(
-            ["cmake", "--build", str(CPP_SRC / "build"), "--target", *RUNNER_TARGETS, "-j", "2"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode == 0:  # cmake's dependency tracking decides what was out of date
-            return made
-    build = tmp_path_factory.mktemp("cpp-build")
-    subprocess.run(
-        [
-            "cmake",
-            "-S",
-            str(CPP_SRC),
-            "-B",
-            str(build),
-            "-DCMAKE_BUILD_TYPE=Release",
-            f"-DPython3_EXECUTABLE={sys.executable}",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    subprocess.run(
-        [
-            "cmake",
-            "--build",
-            str(build),
-            "--target",
-            *RUNNER_TARGETS,
-            "-j",
-            "2",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return build / "runner" / "trt-edge-run"
 
 
 @pytest.fixture(scope="session")
