@@ -69,12 +69,14 @@ def agent_bundles(tmp_path_factory: pytest.TempPathFactory) -> Bundles:
 
 @dataclass(frozen=True)
 class Device:
-    """An agent rooted in a temporary directory, driven through the real CLI in a subprocess."""
+    """An agent rooted in a temporary directory, driven through the real CLI in a subprocess,
+    executing bundles with the real C++ runner (found through $TRT_EDGE_RUNNER)."""
 
     root: Path
     keys: Path
     facts: Path
     config: Path
+    runner: Path
 
     def env(self) -> dict[str, str]:
         return {
@@ -83,6 +85,7 @@ class Device:
             "TRT_EDGE_KEYS": str(self.keys),
             "TRT_EDGE_FACTS": str(self.facts),
             "TRT_EDGE_CONFIG": str(self.config),
+            "TRT_EDGE_RUNNER": str(self.runner),
         }
 
     def cli(self, *args: str, extra_env: dict[str, str] | None = None) -> list[str]:
@@ -119,7 +122,7 @@ class Device:
 
 
 @pytest.fixture
-def device(tmp_path: Path, agent_bundles: Bundles) -> Device:
+def device(tmp_path: Path, agent_bundles: Bundles, trt_edge_run: Path) -> Device:
     facts = tmp_path / "facts.json"
     facts.write_text(json.dumps({"arch": "x86_64"}))
     return Device(
@@ -127,4 +130,5 @@ def device(tmp_path: Path, agent_bundles: Bundles) -> Device:
         keys=agent_bundles.keys,
         facts=facts,
         config=tmp_path / "device.json",
+        runner=trt_edge_run,
     )
