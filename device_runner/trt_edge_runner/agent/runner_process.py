@@ -19,6 +19,7 @@ executorch or numpy installed.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -109,7 +110,7 @@ class RunnerProcess:
     @classmethod
     def open(cls, found: FoundRunner, timeout_s: float) -> RunnerProcess:
         """Check the runner starts and speaks interface 1; RunnerBroken/RunnerCrashed if not."""
-        probe = cls(found, {}, min(timeout_s, VERSION_TIMEOUT_S))
+        probe = cls(found, {}, VERSION_TIMEOUT_S)
         doc = probe.run_json(["--version", "--json"], what="answering --version")
         facts = doc.get("runner")
         if not isinstance(facts, dict):
@@ -163,28 +164,38 @@ class RunnerProcess:
             if flag not in argv:
                 argv.append(flag)
         try:
-            done = subprocess.run(
+            # Its own session: on a timeout the whole group goes (a qemu-user launcher too).
+            child = subprocess.Popen(
                 argv,
                 stdin=subprocess.DEVNULL,
-                capture_output=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 text=True,
                 errors="replace",
-                timeout=self.timeout_s,
                 env=None if env is None else {**os.environ, **env},
-                check=False,
+                start_new_session=True,
             )
-        except subprocess.TimeoutExpired as expired:  # subprocess.run killed it (SIGKILL)
-            stderr = expired.stderr or ""
-            text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
-            stage = _stage(text) if PROGRESS in text else what
+        except OSError as exc:
+            raise self._start_failed(exc) from None
+        try:
+            stdout, stderr = child.communicate(timeout=self.timeout_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            _stdout, stderr = child.communicate()
+            stage = _stage(stderr) if PROGRESS in stderr else what
             raise RunnerCrashed(
                 f"{RUNNER_NAME} did not finish within {self.timeout_s:g} s while {stage}; "
                 "it was killed (device.json runner_timeout_s sets the limit)",
                 signal=None,
                 stage=stage,
             ) from None
-        except OSError as exc:
-            raise self._start_failed(exc) from None
+        except BaseException:  # interrupted (Ctrl-C): never leave the child running
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            raise
+        done = subprocess.CompletedProcess(argv, child.returncode, stdout, stderr)
         return self._document(done, what)
 
     def _document(self, done: subprocess.CompletedProcess[str], what: str) -> dict[str, Any]:
