@@ -70,7 +70,7 @@ def pause_point(step: str) -> None:
 
 def _now() -> str:
     # timezone.utc, not datetime.UTC (3.11+): devices run Python 3.10 (JetPack 6).
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()  # noqa: UP017
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
 def install_bundle(
