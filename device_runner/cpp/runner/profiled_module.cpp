@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <new>
+#include <stdexcept>
 
 #include "dtypes.h"
 
@@ -55,6 +57,28 @@ ProfiledModule::ProfiledModule(Bundle bundle, bool honour_policy)
       emulation_(bundle_.profile_table(), input_names(bundle_)),
       actuator_(decision_.mode == Mode::kNative ? make_native_actuator() : make_plain_actuator()) {
   const std::string pte = bundle_.dir + "/model.pte";
+  try {
+    load_program(pte);
+  } catch (const std::bad_alloc&) {
+    // A damaged program can declare planned buffers no machine has: a refusal, not a bug.
+    throw RunnerError(ErrorKind::kProgramLoad,
+                      pte + ": loading it needs more memory than can be allocated (its planned "
+                            "buffers are larger than this machine gives); rebuild the bundle")
+        .with_file(pte);
+  } catch (const std::length_error&) {
+    throw RunnerError(ErrorKind::kProgramLoad,
+                      pte + ": loading it asks for a buffer larger than can exist; rebuild the bundle")
+        .with_file(pte);
+  }
+  check_method_inputs(pte);
+  if (decision_.notice != Notice::kNone) {
+    std::cerr << "trt-edge-run: warning: " << bundle_.dir << ": "
+              << notice_message(decision_.notice, static_cast<int64_t>(bundle_.profiles.size()))
+              << "\n";
+  }
+}
+
+void ProfiledModule::load_program(const std::string& pte) {
   const std::string ptd = bundle_.dir + "/model.ptd";
   module_ = bundle_.files.count("model.ptd")
                 ? std::make_unique<executorch::extension::Module>(pte, ptd)
@@ -76,12 +100,6 @@ ProfiledModule::ProfiledModule(Bundle bundle, bool honour_policy)
                       pte + ": loading method '" + bundle_.method + "' failed (ExecuTorch error 0x" +
                           hex(err) + "); is the backend it needs linked into this runner?")
         .with_file(pte);
-  }
-  check_method_inputs(pte);
-  if (decision_.notice != Notice::kNone) {
-    std::cerr << "trt-edge-run: warning: " << bundle_.dir << ": "
-              << notice_message(decision_.notice, static_cast<int64_t>(bundle_.profiles.size()))
-              << "\n";
   }
 }
 

@@ -64,6 +64,7 @@ class ProfiledModule {
   void execute_raw(const std::vector<Array>& inputs);
 
  private:
+  void load_program(const std::string& pte);
   void check_method_inputs(const std::string& pte);
   std::vector<executorch::runtime::EValue> wrap(const std::vector<Array>& inputs,
                                                 std::vector<executorch::extension::TensorPtr>& keep);
