@@ -51,12 +51,18 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def build_example(example: str, root: Path) -> Path:
-    """Build `examples/<example>` into `root` once (under a lock) and return the bundle dir."""
+def build_example(example: str, root: Path, target: str | None = None) -> Path:
+    """Build `examples/<example>` into `root` once (under a lock) and return the bundle dir.
+
+    `target` (a catalog id among the manifest's build.targets; default its first) builds
+    into its own folder: the stage cache shares export, lowering and validation between
+    targets whose program is the same (every CPU target: an XNNPACK .pte is arch-free).
+    """
     from trt_edge.pipeline.run import BuildOptions, build
 
-    marker = root / f"{example}.built"
-    with _locked(root / f"{example}.lock"):
+    name = example if target is None else f"{example}-{target}"
+    marker = root / f"{name}.built"
+    with _locked(root / f"{name}.lock"):
         if marker.is_file():
             bundle = Path(marker.read_text(encoding="utf-8"))
             if (bundle / "bundle.json").is_file():
@@ -64,9 +70,10 @@ def build_example(example: str, root: Path) -> Path:
         result = build(
             EXAMPLES / example / "manifest.yaml",
             BuildOptions(
-                out_dir=root / "out",
+                out_dir=root / ("out" if target is None else f"out-{target}"),
                 cache_dir=fixture_cache_dir(),
                 source_date_epoch=SOURCE_DATE_EPOCH,
+                target=target,
             ),
         )
         marker.write_text(str(result.bundle_dir), encoding="utf-8")

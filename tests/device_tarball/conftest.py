@@ -6,6 +6,11 @@ run (incremental: after make, a run only re-packs), then unpacked into temp dirs
 and run from there (see unpacked.py). For aarch64 the loader finds libcrypto.so.3,
 which a device brings with its OS, in the private arm64 OpenSSL sysroot the build
 used; the ExecuTorch libraries it can only find in the tarball.
+
+trt-edge-run refuses a bundle whose target.arch is not its own, so each runner gets
+the example bundles built for its architecture (`example_bundles`): the session's
+cpu-x86_64 builds, and the same examples built for cpu-aarch64 — the same model.pte
+bytes (the stage cache reuses export, lowering and validation), another bundle.json.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -23,12 +29,48 @@ TOOLS = REPO / "device_runner" / "cpp" / "tools"
 if str(TOOLS) not in sys.path:
     sys.path.insert(0, str(TOOLS))
 
+from agent.conftest import agent_bundles  # type: ignore[import-not-found]  # noqa: E402, F401
 from device_tarball.unpacked import (  # type: ignore[import-not-found]  # noqa: E402
     AARCH64_LOADER,
     QEMU,
     DeviceRunner,
     unpack,
 )
+from fixtures_bundles import _shared_root, build_example  # noqa: E402
+
+
+@dataclass(frozen=True)
+class ExampleBundles:
+    """The two example bundles built for one architecture's CPU target."""
+
+    tiny_llm: Path
+    vision: Path
+
+
+@pytest.fixture(scope="session")
+def aarch64_examples(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> ExampleBundles:
+    root = _shared_root(tmp_path_factory, worker_id)
+    return ExampleBundles(
+        build_example("tiny_llm", root, target="cpu-aarch64"),
+        build_example("vision", root, target="cpu-aarch64"),
+    )
+
+
+@pytest.fixture(scope="session")
+def x86_64_examples(tiny_llm_bundle: Path, vision_bundle: Path) -> ExampleBundles:
+    return ExampleBundles(tiny_llm_bundle, vision_bundle)
+
+
+def examples_for(request: pytest.FixtureRequest, arch: str) -> ExampleBundles:
+    """The example bundles a runner of `arch` accepts."""
+    bundles: ExampleBundles = request.getfixturevalue(f"{arch}_examples")
+    return bundles
+
+
+@pytest.fixture
+def device_examples(device: DeviceRunner, request: pytest.FixtureRequest) -> ExampleBundles:
+    """The example bundles for `device`'s architecture."""
+    return examples_for(request, device.arch)
 
 
 def build_tarball(arch: str) -> Path:
