@@ -1,10 +1,9 @@
 """A device with nothing but `trt-edge-runner[agent]` and the runner tarball: install, health,
 run, rollback work, and torch, executorch and numpy are not there to be imported.
 
-A fresh venv (`python -m venv`, no system site-packages, PYTHONPATH cleared) gets the
-device package as a wheel built from this checkout plus its `[agent]` extra from a
-local wheelhouse (`pip download` of the pinned cryptography, once per machine, in
-~/.cache/trt-edge/tests/agent-wheelhouse), installed with `--no-index`. Bundles run in
+A fresh venv (agent_venv.py: `python -m venv`, no system site-packages, PYTHONPATH
+cleared) gets the device package as a wheel built from this checkout plus its
+`[agent]` extra from a local wheelhouse, installed with `--no-index`. Bundles run in
 `bin/trt-edge-run` of the unpacked x86_64 device tarball. Every agent command the
 fleet uses runs from that venv: if any of them imported torch, executorch or numpy,
 it would fail here. The venv is made once per session.
@@ -14,91 +13,22 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
 import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from agent.conftest import Bundles  # type: ignore[import-not-found]
+from device_tarball.agent_venv import AgentVenv, make_agent_venv, run  # type: ignore[import-not-found]
 from device_tarball.unpacked import DeviceRunner  # type: ignore[import-not-found]
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("device_tarball")]
 
-REPO = Path(__file__).resolve().parents[2]
-WHEELHOUSE = Path.home() / ".cache" / "trt-edge" / "tests" / "agent-wheelhouse"
 HEAVY = ("torch", "executorch", "numpy")
-
-
-def pinned(package: str) -> str:
-    """`package==version` as requirements-dev.txt pins it (the host's stack)."""
-    text = (REPO / "requirements-dev.txt").read_text(encoding="utf-8")
-    match = re.search(rf"^{re.escape(package)}==(\S+)", text, re.M)
-    assert match, f"requirements-dev.txt pins no {package}"
-    return f"{package}=={match.group(1)}"
-
-
-def run(*argv: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(a) for a in argv], capture_output=True, text=True, check=False, timeout=900, env=env
-    )
-
-
-@dataclass(frozen=True)
-class AgentVenv:
-    root: Path
-    packages: dict[str, str]  # what `pip list` says is installed
-
-    @property
-    def python(self) -> Path:
-        return self.root / "bin" / "python"
-
-    @property
-    def device_cli(self) -> Path:
-        return self.root / "bin" / "trt-edge-device"
 
 
 @pytest.fixture(scope="session")
 def agent_venv(tmp_path_factory: pytest.TempPathFactory) -> AgentVenv:
-    work = tmp_path_factory.mktemp("agent-venv")
-    # The device package from this checkout, built as a wheel in a copy (no build/ or
-    # egg-info left in the tree).
-    source = work / "device_runner"
-    source.mkdir()
-    shutil.copy(REPO / "device_runner" / "pyproject.toml", source)
-    shutil.copytree(
-        REPO / "device_runner" / "trt_edge_runner",
-        source / "trt_edge_runner",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
-    wheels = work / "wheels"
-    built = run(
-        sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-        "--disable-pip-version-check", "-w", wheels, source,
-    )  # fmt: skip
-    assert built.returncode == 0, built.stdout + built.stderr
-    if not any(WHEELHOUSE.glob("cryptography-*.whl")):
-        fetched = run(
-            sys.executable, "-m", "pip", "download", "--disable-pip-version-check",
-            "--only-binary=:all:", pinned("cryptography"), "-d", WHEELHOUSE,
-        )  # fmt: skip
-        assert fetched.returncode == 0, fetched.stdout + fetched.stderr
-    venv = work / "venv"
-    base = getattr(sys, "_base_executable", sys.executable)
-    made = run(base, "-m", "venv", venv)
-    assert made.returncode == 0, made.stderr
-    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    installed = run(
-        venv / "bin" / "pip", "install", "--disable-pip-version-check", "--no-index",
-        "--find-links", wheels, "--find-links", WHEELHOUSE, "trt-edge-runner[agent]",
-        env=clean,
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    listed = run(venv / "bin" / "pip", "list", "--format", "json", env=clean)
-    packages = {p["name"].lower(): p["version"] for p in json.loads(listed.stdout)}
-    return AgentVenv(venv, packages)
+    return make_agent_venv(tmp_path_factory.mktemp("agent-venv"))
 
 
 def test_the_agent_venv_holds_the_agent_and_cryptography_only(agent_venv: AgentVenv) -> None:

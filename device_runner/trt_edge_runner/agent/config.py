@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,6 +195,17 @@ def load_runner_settings(path: Path) -> RunnerSettings:
     return RunnerSettings(engine=str(engine), runner=runner, timeout_s=float(timeout))
 
 
+def which(command: str, search_path: str) -> Path | None:
+    """`command` in the first directory of `search_path` (PATH syntax) that has it as an
+    executable file, as a shell finds it (not shutil.which: the agent's start-up stays
+    light, and shutil pulls in the archive modules)."""
+    for directory in search_path.split(os.pathsep):
+        candidate = Path(directory or ".") / command
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
 def _unusable(path: Path) -> str | None:
     """Why `path` cannot be started as the runner, or None."""
     if not path.exists():
@@ -229,8 +239,7 @@ def find_runner(
             continue
         path = Path(value)
         if "/" not in value:  # a bare command name: looked up on PATH, like a shell would
-            which = shutil.which(value, path=env.get("PATH"))
-            path = Path(which) if which else path
+            path = which(value, env.get("PATH", os.defpath)) or path
         problem = _unusable(path)
         if problem is not None:
             raise RunnerNotFound(
@@ -240,9 +249,9 @@ def find_runner(
             )
         return FoundRunner(path.absolute(), place)
     search_path = env.get("PATH", "")
-    found = shutil.which(RUNNER_COMMAND, path=search_path)
+    found = which(RUNNER_COMMAND, search_path) if search_path else None
     if found:
-        return FoundRunner(Path(found).absolute(), "PATH")
+        return FoundRunner(found.absolute(), "PATH")
     looked.append(f"PATH ({search_path or 'empty'}): no {RUNNER_COMMAND}")
     raise RunnerNotFound(
         f"{RUNNER_COMMAND} (the C++ runner that executes bundles) not found; looked at:\n  "

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from trt_edge_runner.agent.config import HealthSettings
-from trt_edge_runner.agent.errors import NothingInstalled
+from trt_edge_runner.agent.errors import AgentConfigError, NothingInstalled
 from trt_edge_runner.agent.smoke import PhaseEngine, run_every_phase
 from trt_edge_runner.agent.store import DeviceStore
 
@@ -76,6 +76,8 @@ def check_health(
     )
     try:
         timings = run_every_phase(store.slot_dir(state.active), engine, runs=runs)
+    except AgentConfigError:  # a missing or broken runner: the device's setup, not the model
+        raise
     except Exception as exc:  # a model that no longer runs is the failure health reports
         report.ok = False
         report.reason = f"running {info.name} {info.version} failed: {exc}"

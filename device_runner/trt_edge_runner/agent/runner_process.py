@@ -23,7 +23,6 @@ import contextlib
 import errno
 import json
 import os
-import platform
 import signal
 import subprocess
 import sys
@@ -108,13 +107,18 @@ class RunnerProcess:
     timeout_s: float
 
     @classmethod
-    def open(cls, found: FoundRunner, timeout_s: float) -> RunnerProcess:
-        """Check the runner starts and speaks interface 1; RunnerBroken/RunnerCrashed if not."""
-        probe = cls(found, {}, VERSION_TIMEOUT_S)
-        doc = probe.run_json(["--version", "--json"], what="answering --version")
+    def open(cls, found: FoundRunner, timeout_s: float, *, probe: bool = True) -> RunnerProcess:
+        """Check the runner starts and speaks interface 1 (`--version --json`; RunnerBroken or
+        RunnerCrashed if not) and return it with its facts. `probe=False` skips the check
+        (one process start fewer): every document it prints is checked anyway, so a broken
+        runner is still found, at its first real run."""
+        if not probe:
+            return cls(found, {}, timeout_s)
+        probe_run = cls(found, {}, VERSION_TIMEOUT_S)
+        doc = probe_run.run_json(["--version", "--json"], what="answering --version")
         facts = doc.get("runner")
         if not isinstance(facts, dict):
-            raise probe._broken("its --version document has no runner facts")
+            raise probe_run._broken("its --version document has no runner facts")
         return cls(found, facts, timeout_s)
 
     @property
@@ -123,6 +127,8 @@ class RunnerProcess:
 
     # ---- running -------------------------------------------------------------------
     def _broken(self, why: str) -> RunnerBroken:
+        import platform
+
         return RunnerBroken(
             f"{RUNNER_NAME} {self.found}: {why}",
             hint="install the runner tarball of this agent's version for this machine "
@@ -130,6 +136,8 @@ class RunnerProcess:
         )
 
     def _start_failed(self, exc: OSError) -> RunnerBroken:
+        import platform
+
         if exc.errno == errno.ENOEXEC:
             arch = elf_arch(self.path)
             built = f"it is an {arch} binary" if arch else "it is not a program for this machine"

@@ -16,7 +16,6 @@ opt-in (`--engine python`, device.json `engine`) for a device that has it.
 from __future__ import annotations
 
 import argparse
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -62,6 +61,8 @@ class PythonEngine:
     name: str = "python"
 
     def run_every_phase(self, bundle_dir: Path, runs: int) -> list[PhaseTiming]:
+        import statistics
+
         from trt_edge_runner.runner import Runner
         from trt_edge_runner.tensors import random_inputs
 
@@ -91,14 +92,14 @@ def run_every_phase(bundle_dir: Path, engine: PhaseEngine, runs: int = 3) -> lis
     return engine.run_every_phase(bundle_dir, runs)
 
 
-def open_runner(args: argparse.Namespace) -> RunnerProcess:
+def open_runner(args: argparse.Namespace, *, probe: bool = True) -> RunnerProcess:
     """The C++ runner the command's `--runner`/`$TRT_EDGE_RUNNER`/device.json/PATH names,
-    checked to answer; RunnerNotFound or RunnerBroken otherwise."""
+    checked to answer (unless `probe=False`); RunnerNotFound or RunnerBroken otherwise."""
     from trt_edge_runner.agent.config import find_runner, load_runner_settings
 
     settings = load_runner_settings(args.config)
     found = find_runner(args.runner, args.config, settings)
-    return RunnerProcess.open(found, settings.timeout_s)
+    return RunnerProcess.open(found, settings.timeout_s, probe=probe)
 
 
 def engine_name(args: argparse.Namespace, default: str = "cpp") -> str:
@@ -112,9 +113,10 @@ def engine_name(args: argparse.Namespace, default: str = "cpp") -> str:
     return default
 
 
-def open_engine(args: argparse.Namespace) -> PhaseEngine:
+def open_engine(args: argparse.Namespace, *, probe: bool = True) -> PhaseEngine:
     """The engine a command with `--engine/--runner/--config` asked for, ready to run:
-    found and checked before any work starts (a missing runner is refused up front)."""
+    found (and, with `probe`, checked to answer) before any work starts, so a missing or
+    broken runner is refused before anything changes."""
     if engine_name(args) == "python":
         return PythonEngine()
-    return CppEngine(open_runner(args))
+    return CppEngine(open_runner(args, probe=probe))

@@ -44,7 +44,11 @@ def run(args: argparse.Namespace) -> int:
     if args.max_regression is not None:
         settings = replace(settings, max_latency_regression=args.max_regression)
     report = check_health(
-        DeviceStore(args.root), settings, lambda: open_engine(args), runs=args.runs
+        # No --version probe: health changes nothing, and the run's own document is checked.
+        DeviceStore(args.root),
+        settings,
+        lambda: open_engine(args, probe=False),
+        runs=args.runs,
     )
     if args.json:
         print(json.dumps(report.to_dict(), sort_keys=True))
