@@ -33,8 +33,10 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# The device package twice: as part of the host (3.11) and as JetPack 6 runs it (3.10).
 typecheck: setup
 	$(BIN)/mypy
+	$(BIN)/mypy --python-version 3.10 device_runner/trt_edge_runner
 
 # Torch-TensorRT's ExecuTorch blob serializer is pure Python; its wheel cannot be
 # imported here (no TensorRT), so the one file our TR01/TR02 reader is checked

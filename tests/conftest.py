@@ -4,6 +4,8 @@ use lives in a `tests/helpers/fixtures_*.py` module listed here (see tests/READM
 
 pytest_plugins = [
     "tests.helpers.fixtures_bundles",
+    "tests.helpers.fixtures_device_tarball",
     "tests.helpers.fixtures_docker",
+    "tests.helpers.fixtures_runner",
     "tests.helpers.summary_device_tarball",
 ]

@@ -16,7 +16,7 @@ from tests.helpers.fixtures_bundles import Bundles
 
 
 @pytest.fixture
-def device(tmp_path: Path, agent_bundles: Bundles) -> Device:
+def device(tmp_path: Path, agent_bundles: Bundles, trt_edge_run: Path) -> Device:
     facts = tmp_path / "facts.json"
     facts.write_text(json.dumps({"arch": "x86_64"}))
     return Device(
@@ -24,4 +24,5 @@ def device(tmp_path: Path, agent_bundles: Bundles) -> Device:
         keys=agent_bundles.keys,
         facts=facts,
         config=tmp_path / "device.json",
+        runner=trt_edge_run,
     )

@@ -13,12 +13,14 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Device:
-    """An agent rooted in a temporary directory, driven through the real CLI in a subprocess."""
+    """An agent rooted in a temporary directory, driven through the real CLI in a subprocess,
+    executing bundles with the real C++ runner (found through $TRT_EDGE_RUNNER)."""
 
     root: Path
     keys: Path
     facts: Path
     config: Path
+    runner: Path
 
     def env(self) -> dict[str, str]:
         return {
@@ -27,6 +29,7 @@ class Device:
             "TRT_EDGE_KEYS": str(self.keys),
             "TRT_EDGE_FACTS": str(self.facts),
             "TRT_EDGE_CONFIG": str(self.config),
+            "TRT_EDGE_RUNNER": str(self.runner),
         }
 
     def cli(self, *args: str, extra_env: dict[str, str] | None = None) -> list[str]:

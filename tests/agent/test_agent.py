@@ -88,26 +88,38 @@ def test_bundle_for_another_target_is_refused_naming_each_fact(
     assert device.status()["active"] is None
 
 
-def test_device_facts_file_makes_the_jetson_bundle_fit(
+def test_device_facts_file_makes_the_jetson_bundle_fit_then_the_runner_checks_the_arch(
     device: Device, agent_bundles: Bundles
 ) -> None:
-    """With facts saying Orin Nano, only the arch the real program needs decides; here the
-    fingerprint passes and the install proceeds to the smoke run, which runs on this CPU."""
+    """With facts saying Orin Nano the fingerprint passes and the install reaches the smoke
+    run, where the C++ runner (built for this x86_64 machine) refuses a bundle whose
+    target.arch is aarch64: a typed refusal, the install refused, nothing switched. (The
+    aarch64 runner, under qemu, installs it: tests/device_tarball/test_agent_aarch64.py.)"""
     device.facts.write_text(json.dumps(device_facts(ORIN_NANO)))
-    result = device.run("install", str(agent_bundles.orin), check=True)
-    assert "installed tiny 1.0.0-orin into slot A" in result.stdout
+    result = device.run("install", str(agent_bundles.orin))
+    assert result.returncode == 1, result.stderr
+    assert "smoke run of tiny 1.0.0-orin in slot A failed, previous model stays active" in (
+        result.stderr
+    )
+    assert "built for aarch64 (target jetson-orin-nano-jp6)" in result.stderr
+    assert "this trt-edge-run runs x86_64 code" in result.stderr
+    assert device.status()["active"] is None
 
 
 NO_GPU_ARM_FACTS = {"arch": "aarch64", "sm": None, "jetpack": None, "l4t": None, "cuda": None}
 
 
-def test_an_xnnpack_bundle_for_the_orin_installs_on_a_device_without_a_gpu(
+def test_an_xnnpack_bundle_for_the_orin_fits_a_device_without_a_gpu(
     device: Device, agent_bundles: Bundles
 ) -> None:
-    """It asks the CPU architecture only: no SM, CUDA or TensorRT can keep it off a device."""
+    """It asks the CPU architecture only: no SM, CUDA or TensorRT keeps it off a device. The
+    install then reaches the smoke run, where this machine's x86_64 runner refuses an aarch64
+    bundle (the aarch64 runner installs it: tests/device_tarball/test_agent_aarch64.py)."""
     device.facts.write_text(json.dumps({**NO_GPU_ARM_FACTS, "tensorrt": None}))
-    result = device.run("install", str(agent_bundles.orin_cpu), check=True)
-    assert "installed tiny 1.0.0-orin-cpu into slot A" in result.stdout
+    result = device.run("install", str(agent_bundles.orin_cpu))
+    assert "does not match this device" not in result.stderr  # the fingerprint fits
+    assert "smoke run of tiny 1.0.0-orin-cpu in slot A failed" in result.stderr
+    assert "built for aarch64" in result.stderr and "runs x86_64 code" in result.stderr
 
 
 def test_a_tensorrt_bundle_still_demands_its_sm_cuda_and_tensorrt(
@@ -266,7 +278,10 @@ def test_health_fails_when_a_phase_regresses_past_the_install_baseline(
     device: Device, agent_bundles: Bundles
 ) -> None:
     """The device's record says the model ran in a nanosecond at install; any real run is a
-    regression far past the allowed 50 %, and the gate names phase and baseline."""
+    regression far past the allowed 50 %, and the gate names phase and baseline. The tiny
+    model runs in microseconds, inside the default noise allowance (latency_noise_ms), so
+    this device sets it to 0: only the fraction decides."""
+    device.config.write_text(json.dumps({"health": {"latency_noise_ms": 0}}))
     device.run("install", str(agent_bundles.v1), check=True)
     store = DeviceStore(device.root)
     state = store.load()

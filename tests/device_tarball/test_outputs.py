@@ -2,75 +2,70 @@
 
 The x86_64 tarball's `trt-edge-run` equals the Python runner (the ExecuTorch
 runtime); the aarch64 one, under qemu, equals the x86_64 one within a tolerance
-(different SIMD kernels may round differently). Each comparison records its max
-abs difference, which the test session prints at the end (summary_device_tarball).
+(different SIMD kernels may round differently). Each runner runs the examples built
+for its own architecture (it refuses the other's): the same model.pte, a bundle.json
+naming cpu-aarch64 or cpu-x86_64. Each comparison records its max abs difference,
+which the test session prints at the end (summary_device_tarball).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 import pytest
 from trt_edge_runner.bundle_format import BundleManifest
 from trt_edge_runner.tensors import random_inputs
 
+from tests.device_tarball.conftest import ExampleBundles
 from tests.device_tarball.unpacked import DeviceRunner, run_bundle
 from tests.helpers.summary_device_tarball import PROPERTY
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("device_tarball")]
 
-
-class Case(NamedTuple):
-    fixture: str  # the session fixture holding the bundle
-    phase: str
-    dims: dict[str, int]  # a profile's opt shape
-
-
+# (example, phase, dims): the profiles' opt shapes.
 CASES = [
-    Case("tiny_llm_bundle", "prefill", {"seq": 128}),
-    Case("tiny_llm_bundle", "decode", {"seq": 1}),
-    Case("vision_bundle", "infer", {"batch": 4}),
-    Case("vision_bundle", "infer", {"batch": 16}),
+    ("tiny_llm", "prefill", {"seq": 128}),
+    ("tiny_llm", "decode", {"seq": 1}),
+    ("vision", "infer", {"batch": 4}),
+    ("vision", "infer", {"batch": 16}),
 ]
 RTOL = ATOL = 1e-5
 
 
-def case_id(case: Case) -> str:
-    dims = ",".join(f"{k}={v}" for k, v in case.dims.items())
-    return f"{case.fixture.removesuffix('_bundle')}-{case.phase}-{dims}"
+def case_id(case: tuple[str, str, dict[str, int]]) -> str:
+    bundle, phase, dims = case
+    return f"{bundle}-{phase}-" + ",".join(f"{k}={v}" for k, v in dims.items())
 
 
-def case_inputs(
-    case: Case, request: pytest.FixtureRequest
-) -> tuple[Path, BundleManifest, list[np.ndarray]]:
-    """The case's bundle, its manifest and seeded inputs at the case's dims."""
-    bundle: Path = request.getfixturevalue(case.fixture)
+def inputs_for(bundle: Path, dims: dict[str, int]) -> tuple[BundleManifest, list[np.ndarray]]:
     manifest = BundleManifest.from_json((bundle / "bundle.json").read_bytes())
-    arrays = random_inputs(manifest, case.dims, seed=sum(case.dims.values()))
+    arrays = random_inputs(manifest, dims, seed=sum(dims.values()))
     names = [s.name for s in manifest.inputs]
     if "start_pos" in names:  # the tiny LLM writes its KV cache from here: keep it in range
         arrays[names.index("start_pos")] = np.array([3], dtype=np.int64)
-    return bundle, manifest, arrays
+    return manifest, arrays
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_aarch64_outputs_equal_x86_64_on_the_examples(
-    case: Case,
+    case: tuple[str, str, dict[str, int]],
     aarch64_runner: DeviceRunner,
     x86_64_runner: DeviceRunner,
-    request: pytest.FixtureRequest,
+    aarch64_examples: ExampleBundles,
+    x86_64_examples: ExampleBundles,
     record_property: Callable[[str, object], None],
     tmp_path: Path,
 ) -> None:
-    bundle, manifest, arrays = case_inputs(case, request)
+    example, phase, dims = case
+    x86_bundle: Path = getattr(x86_64_examples, example)
+    arm_bundle: Path = getattr(aarch64_examples, example)
+    assert (x86_bundle / "model.pte").read_bytes() == (arm_bundle / "model.pte").read_bytes()
+    manifest, arrays = inputs_for(x86_bundle, dims)
     names = [s.name for s in manifest.inputs]
-    x86_report, x86 = run_bundle(x86_64_runner, bundle, case.phase, names, arrays, tmp_path / "x86")
-    arm_report, arm = run_bundle(
-        aarch64_runner, bundle, case.phase, names, arrays, tmp_path / "arm"
-    )
+    x86_report, x86 = run_bundle(x86_64_runner, x86_bundle, phase, names, arrays, tmp_path / "x86")
+    arm_report, arm = run_bundle(aarch64_runner, arm_bundle, phase, names, arrays, tmp_path / "arm")
     assert arm_report["profile"] == x86_report["profile"]
     assert arm_report["digests_verified"] is x86_report["digests_verified"] is True
     assert x86.keys() == arm.keys() and x86
@@ -87,17 +82,19 @@ def test_aarch64_outputs_equal_x86_64_on_the_examples(
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_x86_64_tarball_equals_the_python_runner_on_the_examples(
-    case: Case,
+    case: tuple[str, str, dict[str, int]],
     x86_64_runner: DeviceRunner,
-    request: pytest.FixtureRequest,
+    x86_64_examples: ExampleBundles,
     tmp_path: Path,
 ) -> None:
     from trt_edge_runner.runner import Runner
 
-    bundle, manifest, arrays = case_inputs(case, request)
+    example, phase, dims = case
+    bundle: Path = getattr(x86_64_examples, example)
+    manifest, arrays = inputs_for(bundle, dims)
     names = [s.name for s in manifest.inputs]
-    report, got = run_bundle(x86_64_runner, bundle, case.phase, names, arrays, tmp_path)
-    expected = Runner.open(bundle).run(case.phase, arrays)
+    report, got = run_bundle(x86_64_runner, bundle, phase, names, arrays, tmp_path)
+    expected = Runner.open(bundle).run(phase, arrays)
     assert report["profile"] == expected.profile
     out_names = [s.name for s in manifest.outputs] or [
         f"output_{i}" for i in range(len(expected.outputs))

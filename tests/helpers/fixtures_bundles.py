@@ -34,8 +34,13 @@ if TYPE_CHECKING:
 SOURCE_DATE_EPOCH = 1_780_000_000  # fixed, so the fixture bundles are reproducible
 
 
-def build_example(example: str, out_dir: Path) -> Path:
-    """Build `examples/<example>` into `out_dir` with the real pipeline; the bundle dir."""
+def build_example(example: str, out_dir: Path, target: str | None = None) -> Path:
+    """Build `examples/<example>` into `out_dir` with the real pipeline; the bundle dir.
+
+    `target` is a catalog id among the manifest's build.targets (default: its first). The
+    stage cache shares export, lowering and validation between targets whose program is
+    the same (every CPU target: an XNNPACK .pte does not depend on the architecture).
+    """
     from trt_edge.pipeline.run import BuildOptions, build
 
     result = build(
@@ -44,6 +49,7 @@ def build_example(example: str, out_dir: Path) -> Path:
             out_dir=out_dir,
             cache_dir=fixture_cache_dir(),
             source_date_epoch=SOURCE_DATE_EPOCH,
+            target=target,
         ),
     )
     return result.bundle_dir

@@ -1,12 +1,11 @@
-"""Fixtures for the runner tests: the C++ runner binaries and tiny real bundles
-(`tests.helpers.bundles`)."""
+"""Fixtures for the runner tests: tiny real bundles (`tests.helpers.bundles`) and the C++
+dtype-table check. The C++ runner binary (`trt_edge_run`) is a session fixture of
+`tests.helpers.fixtures_runner` (every area uses it)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Unpack
@@ -23,58 +22,6 @@ from tests.helpers.bundles import (
     ProfileSpec,
     write_bundle,
 )
-from tests.helpers.paths import CPP_SRC
-from tests.runner.cpp_build import RUNNER_TARGETS, stale_binaries
-
-
-@pytest.fixture(scope="session")
-def trt_edge_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The C++ runner binary: $TRT_EDGE_RUN, the `make test-cpp` build when it is newer
-    than every runner source (rebuilt in place when stale), or built here."""
-    env = os.environ.get("TRT_EDGE_RUN")
-    if env:
-        return Path(env)
-    made = CPP_SRC / "build" / "runner" / "trt-edge-run"
-    if not stale_binaries(made.parent):
-        return made
-    if (CPP_SRC / "build" / "CMakeCache.txt").is_file():
-        # Incremental: cmake rebuilds only what changed since the `make test-cpp` build.
-        done = subprocess.run(
-            ["cmake", "--build", str(CPP_SRC / "build"), "--target", *RUNNER_TARGETS, "-j", "2"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode == 0:  # cmake's dependency tracking decides what was out of date
-            return made
-    build = tmp_path_factory.mktemp("cpp-build")
-    subprocess.run(
-        [
-            "cmake",
-            "-S",
-            str(CPP_SRC),
-            "-B",
-            str(build),
-            "-DCMAKE_BUILD_TYPE=Release",
-            f"-DPython3_EXECUTABLE={sys.executable}",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    subprocess.run(
-        [
-            "cmake",
-            "--build",
-            str(build),
-            "--target",
-            *RUNNER_TARGETS,
-            "-j",
-            "2",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return build / "runner" / "trt-edge-run"
 
 
 @pytest.fixture(scope="session")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from trt_edge_runner.agent.errors import AgentError, InstallRefused, NothingInstalled
 from trt_edge_runner.agent.facts import fingerprint_mismatches
-from trt_edge_runner.agent.smoke import run_every_phase
+from trt_edge_runner.agent.smoke import PhaseEngine, PhaseTiming, run_every_phase
 from trt_edge_runner.agent.store import AgentState, DeviceStore, SlotInfo
 from trt_edge_runner.agent.tarball import open_bundle_tar
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG
@@ -70,7 +70,7 @@ def pause_point(step: str) -> None:
 
 def _now() -> str:
     # timezone.utc, not datetime.UTC (3.11+): devices run Python 3.10 (JetPack 6).
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()  # noqa: UP017
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
 def install_bundle(
@@ -81,14 +81,20 @@ def install_bundle(
     *,
     smoke_runs: int = 3,
     smoke: bool = True,
+    engine: PhaseEngine | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> InstallResult:
     """Install `tar_path` into the inactive slot and make it active, or raise InstallRefused.
 
+    The smoke run executes every phase with `engine` (the C++ runner as a child process,
+    normally): a phase that fails, a runner refusal, and a runner that dies of a signal
+    or overruns its time limit all refuse the install with the previous model active.
     `smoke=False` is for staging into an image on a host that cannot run the bundle
-    (a Jetson rootfs on an x86 PC): no baseline is recorded, and the device's first
-    `health` run is the first time the model executes there.
+    (a Jetson rootfs on an x86 PC): no baseline is recorded, no engine is needed, and
+    the device's first `health` run is the first time the model executes there.
     """
+    if smoke and engine is None:
+        raise ValueError("install_bundle: a smoke run needs an engine (or smoke=False)")
     say = progress or (lambda _msg: None)
     with store.locked():
         recovered = store.recover()
@@ -142,8 +148,10 @@ def install_bundle(
         pause_point("extracted")
 
         try:
-            timings = run_every_phase(slot_dir, runs=smoke_runs) if smoke else []
-        except Exception as exc:  # any failure to run the model refuses the install
+            timings: list[PhaseTiming] = []
+            if smoke and engine is not None:
+                timings = run_every_phase(slot_dir, engine, runs=smoke_runs)
+        except Exception as exc:  # any failure to run the model (or a runner crash) refuses it
             raise InstallRefused(
                 f"{tar_path}: smoke run of {manifest.name} {manifest.version} in slot {slot} "
                 f"failed, previous model stays active: {exc}"

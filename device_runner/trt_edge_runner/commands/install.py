@@ -1,8 +1,9 @@
 """`trt-edge-device install BUNDLE.tar`: verified, A/B, crash-safe install of a signed bundle.
 
 Verify BUNDLE.tar's signature against the trusted keys, check its target against
-this device, extract it safely into the inactive A/B slot, smoke-run every phase,
-then switch atomically. The previous slot is kept for `rollback`.
+this device, extract it safely into the inactive A/B slot, smoke-run every phase
+(in the C++ runner trt-edge-run, a child process: a crash there refuses the
+install), then switch atomically. The previous slot is kept for `rollback`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import argparse
 import json
 from pathlib import Path
 
-from trt_edge_runner.agent.config import add_location_arguments
+from trt_edge_runner.agent.config import add_location_arguments, add_runner_arguments
 from trt_edge_runner.cli_args import add_json_argument, at_least, require_file
 from trt_edge_runner.cli_shell import Command
 
@@ -23,12 +24,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--smoke-runs", type=at_least(1), default=3, help="timed runs per phase (at least 1)"
     )
     add_location_arguments(parser)
+    add_runner_arguments(parser, default_engine="cpp")
 
 
 def run(args: argparse.Namespace) -> int:
     from trt_edge_runner.agent.config import load_health_settings
     from trt_edge_runner.agent.facts import load_facts
     from trt_edge_runner.agent.install import install_bundle
+    from trt_edge_runner.agent.smoke import open_engine
     from trt_edge_runner.agent.store import DeviceStore
 
     def say(message: str) -> None:
@@ -38,12 +41,14 @@ def run(args: argparse.Namespace) -> int:
     require_file(args.bundle_tar, "bundle archive (.tar)")
     load_health_settings(args.config)  # a broken device.json is reported now, not at health
     facts = load_facts(args.facts)
+    engine = open_engine(args)  # a missing or broken runner is refused before anything changes
     result = install_bundle(
         DeviceStore(args.root),
         args.bundle_tar,
         args.keys,
         facts,
         smoke_runs=args.smoke_runs,
+        engine=engine,
         progress=say,
     )
     previous = result.previous
