@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agent.signed_bundles import make_signed_tar  # type: ignore[import-not-found]
@@ -22,9 +23,16 @@ class Bundles:
     key: Path
     v1: Path
     v2: Path
+    v2_rebuilt: Path  # 2.0.0 again, other content (another prefill opt shape)
     slow_to_fail: Path  # signed and valid, but its prefill opt shape is beyond the program
     orin: Path  # built for a Jetson Orin Nano: wrong target here
     other_key: Path  # signed by a key the device does not trust
+    pte: Path  # the real program every bundle here carries
+    other_private: Path  # the untrusted key's private half
+
+    def make(self, out: Path, version: str, key: Path | None = None, **kwargs: Any) -> Path:
+        """Another signed tar of the same program (`key` defaults to the trusted one)."""
+        return make_signed_tar(out, self.pte, version, key or self.key, **kwargs)
 
 
 @pytest.fixture(scope="session")
@@ -41,6 +49,13 @@ def agent_bundles(tmp_path_factory: pytest.TempPathFactory) -> Bundles:
         key=pair.private_path,
         v1=make_signed_tar(root / "v1", pte, "1.0.0", pair.private_path),
         v2=make_signed_tar(root / "v2", pte, "2.0.0", pair.private_path),
+        v2_rebuilt=make_signed_tar(
+            root / "v2-rebuilt",
+            pte,
+            "2.0.0",
+            pair.private_path,
+            profiles=[("decode", 1, 1, 1), ("prefill", 2, 32, 64)],
+        ),
         slow_to_fail=make_signed_tar(
             root / "bad",
             pte,
@@ -64,6 +79,8 @@ def agent_bundles(tmp_path_factory: pytest.TempPathFactory) -> Bundles:
             },
         ),
         other_key=make_signed_tar(root / "other", pte, "9.9.9", other.private_path),
+        pte=pte,
+        other_private=other.private_path,
     )
 
 

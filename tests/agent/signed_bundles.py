@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from runner.tiny_bundles import SEQ_MAX, write_bundle  # type: ignore[import-not-found]
-from trt_edge.signing import sign_bundle
-from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
+from trt_edge.signing import load_private_key, sign_bundle
+from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG, BundleManifest
+from trt_edge_runner.signature import SIGNATURE_ALGORITHM, DetachedSignature, key_id
 
 CPU_TARGET: dict[str, Any] = {
     "id": "cpu-x86_64",
@@ -50,13 +51,34 @@ def make_bundle_dir(
     *,
     target: dict[str, Any] | None = None,
     profiles: list[tuple[str, int, int, int]] | None = None,
+    checked: bool = True,
 ) -> Path:
-    """A signed bundle directory `out/tiny-VERSION`."""
+    """A signed bundle directory `out/tiny-VERSION` (`checked=False`: signed without
+    `trt-edge sign`'s checks, e.g. for a version devices must refuse)."""
     bundle = write_bundle(out / f"tiny-{version}", pte, profiles or GOOD_PROFILES, PHASES)
     manifest = BundleManifest.from_json((bundle / BUNDLE_JSON).read_bytes())
     manifest = dataclasses.replace(manifest, version=version, target=target or CPU_TARGET)
     (bundle / BUNDLE_JSON).write_bytes(manifest.to_canonical_json())
-    sign_bundle(bundle, key)
+    if checked:
+        sign_bundle(bundle, key)
+    else:
+        resign(bundle, key)
+    return bundle
+
+
+def detached_signature(document: bytes, key: Path) -> bytes:
+    """`bundle.sig` bytes over `document` made with the private key `key`, whatever the
+    document says (the fuzz test re-signs mutated documents; `trt-edge sign` would refuse)."""
+    private = load_private_key(key)
+    signature = DetachedSignature(
+        SIGNATURE_ALGORITHM, key_id(private.public_key()), private.sign(document)
+    )
+    return signature.to_json()
+
+
+def resign(bundle: Path, key: Path) -> Path:
+    """Write `bundle/bundle.sig` over its current `bundle.json`, with no check at all."""
+    (bundle / BUNDLE_SIG).write_bytes(detached_signature((bundle / BUNDLE_JSON).read_bytes(), key))
     return bundle
 
 
