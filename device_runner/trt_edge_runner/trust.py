@@ -47,7 +47,6 @@ import base64
 import binascii
 import datetime as dt
 import hashlib
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -58,6 +57,7 @@ from trt_edge_runner.bundle_format import canonical_json
 from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
 from trt_edge_runner.json_documents import parse_json_object
 from trt_edge_runner.signature import (
+    KEY_ID_PATTERN,
     PUBLIC_KEY_SUFFIX,
     DetachedSignature,
     SignatureError,
@@ -79,7 +79,6 @@ TRUST_DOMAIN = b"trt-edge trust document v1\n"
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 MAX_TRUST_DOCUMENT_BYTES = 1 << 20
 MAX_REVOKED = 4096
-_KEY_ID = re.compile(r"^[0-9a-f]{64}$")
 
 
 class TrustError(SignatureError):
@@ -128,7 +127,7 @@ def parse_time(text: Any, what: str, error: Callable[[str], Exception]) -> dt.da
 
 
 def check_key_id(value: Any, what: str, error: Callable[[str], Exception]) -> str:
-    if not isinstance(value, str) or not _KEY_ID.match(value):
+    if not isinstance(value, str) or not KEY_ID_PATTERN.fullmatch(value):
         raise error(f"{what}: expected a key id (64 lowercase hex digits), got {value!r}")
     return value
 

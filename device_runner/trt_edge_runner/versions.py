@@ -26,10 +26,10 @@ from trt_edge_runner.errors import EXIT_FAILED, TrtEdgeError
 
 _NUMBER = r"(0|[1-9][0-9]*)"
 _IDENT = r"(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
-_VERSION = re.compile(
-    rf"^{_NUMBER}\.{_NUMBER}\.{_NUMBER}"
+_VERSION = re.compile(  # used with fullmatch: no "$" (it would accept a trailing newline)
+    rf"{_NUMBER}\.{_NUMBER}\.{_NUMBER}"
     rf"(?:-({_IDENT}(?:\.{_IDENT})*))?"
-    r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$"
+    r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?"
 )
 # A version longer than this is not a version a person wrote.
 MAX_VERSION_LENGTH = 128
@@ -81,7 +81,7 @@ class Version:
 
 def parse_version(text: str, what: str = "version") -> Version:
     """`text` as a Version, or VersionError saying which form a device can compare."""
-    match = _VERSION.match(text) if len(text) <= MAX_VERSION_LENGTH else None
+    match = _VERSION.fullmatch(text) if len(text) <= MAX_VERSION_LENGTH else None
     if match is None:
         raise VersionError(
             f"{what} {text[:MAX_VERSION_LENGTH]!r} is not a version a device can order "

@@ -22,7 +22,12 @@ def active_version(device: Device) -> object:
 
 def run_active_model(device: Device) -> str:
     """Load whatever `current` points at with the runner and run both phases."""
-    runner = Runner.open(device.root / "current")
+    return run_model(device.root / "current")
+
+
+def run_model(bundle: Path) -> str:
+    """Run both phases of the tiny bundle at `bundle` (shapes checked); its version."""
+    runner = Runner.open(bundle)
     ids = np.zeros((1, 1), dtype=np.int64)
     assert runner.run("decode", [ids, np.ones(1, dtype=np.float32)]).outputs[0].shape == (1, 1, 8)
     ids = np.zeros((1, 9), dtype=np.int64)

@@ -14,7 +14,8 @@ from trt_edge_runner.agent.store import AgentState, DeviceStore
 
 
 def status(device: Device) -> dict[str, object]:
-    return device.status()
+    doc: dict[str, object] = device.status()
+    return doc
 
 
 def floor_of(device: Device, name: str = "tiny") -> str:

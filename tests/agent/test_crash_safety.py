@@ -99,7 +99,8 @@ def assert_whole(device: Device, expected: set[str], where: str) -> str:
     assert sorted(p.name for p in device.root.iterdir()) == sorted(
         ["agent.lock", "current", "slots", "staging", "state.json"]
     ), where
-    return info.version
+    version: str = info.version
+    return version
 
 
 class Versions:

@@ -33,7 +33,7 @@ from trt_edge_runner.agent.smoke import run_every_phase
 from trt_edge_runner.agent.store import AgentState, DeviceStore, Event, Floor, SlotInfo
 from trt_edge_runner.agent.tarball import open_bundle_tar
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG
-from trt_edge_runner.bundle_integrity import verify_directory
+from trt_edge_runner.bundle_integrity import BundleProblemsError, refuse, verify_directory
 from trt_edge_runner.errors import RunnerError
 from trt_edge_runner.signature import (
     DetachedSignature,
@@ -201,7 +201,9 @@ def install_bundle(
                 bundle_tar.extract(staging, manifest.files)
                 try:
                     verify_directory(staging, manifest)
-                except RunnerError as exc:  # the integrity rule, now with every file's sha256
+                except BundleProblemsError as exc:  # the rule again, with every file's sha256
+                    raise InstallRefused(_problems(f"{tar_path} (as extracted)", exc)) from None
+                except RunnerError as exc:
                     raise InstallRefused(f"{tar_path}: {exc}") from None
             except BaseException:
                 shutil.rmtree(staging, ignore_errors=True)
@@ -271,6 +273,15 @@ def install_bundle(
             floor=check.floor.version,
             downgrade=downgrade,
         )
+
+
+def _problems(where: str, exc: BundleProblemsError) -> str:
+    """The integrity refusal again, naming `where` instead of the staging directory."""
+    try:
+        refuse(where, exc.problems)
+    except BundleProblemsError as named:
+        return str(named)
+    return str(exc)  # pragma: no cover - refuse always raises for problems
 
 
 def _named(info: SlotInfo) -> tuple[str, str]:
