@@ -82,7 +82,7 @@ def write_tar(mutant: Mutant) -> bytes:
             info = copy.copy(member.info)
             data = member.data or b""
             try:
-                block = info.tobuf(mutant.format, tar.encoding, "surrogateescape")
+                block = info.tobuf(mutant.format, tar.encoding, "surrogateescape")  # type: ignore[arg-type]
             except (ValueError, UnicodeError, OverflowError):
                 continue
             tar.fileobj.write(block)  # type: ignore[union-attr]
@@ -436,9 +436,14 @@ def resign_identity(rng: random.Random, mutant: Mutant) -> str:
             ("schema_version", 7),
             ("files", "not-an-object"),
             ("profiles", [{"index": 0}]),
+            ("prefill_opt", {"min": 2, "opt": 100, "max": 128}),  # beyond the program: smoke fails
         ]
     )
-    if field in ("version", "name"):
+    if field == "prefill_opt":
+        profiles = doc["profiles"]
+        assert isinstance(profiles, list)
+        profiles[-1]["dims"]["seq"] = value
+    elif field in ("version", "name"):
         model[field] = value
     elif field == "arch":
         target["arch"] = value
@@ -582,7 +587,8 @@ def blocks(rng: random.Random, data: bytes) -> bytes:
 
 
 def compress(rng: random.Random, data: bytes) -> bytes:
-    packed = rng.choice([gzip.compress, bz2.compress, lzma.compress])(data)
+    compressors: list[Callable[[bytes], bytes]] = [gzip.compress, bz2.compress, lzma.compress]
+    packed = rng.choice(compressors)(data)
     if rng.random() < 0.4 and len(packed) > 1:
         packed = packed[: rng.randrange(1, len(packed))]
     elif rng.random() < 0.3:
