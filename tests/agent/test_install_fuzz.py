@@ -112,6 +112,7 @@ def snapshot(top: Path) -> Snapshot:
 @dataclass
 class Tally:
     count: int = 0
+    resigned: int = 0  # mutants whose bundle.json was changed and signed again
     outcomes: collections.Counter[str] = field(default_factory=collections.Counter)
     failures: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -119,6 +120,7 @@ class Tally:
     def summary(self) -> dict[str, object]:
         return {
             "tars": self.count,
+            "resigned": self.resigned,
             "installed": self.outcomes.get("installed", 0),
             "refused": sum(n for k, n in self.outcomes.items() if k.startswith("refused")),
             "tracebacks": sum(1 for f in self.failures if f.startswith("untyped")),
@@ -196,6 +198,7 @@ class Bench:
             self.fail("untyped exception", recipe, traceback.format_exc())
         self.tally.seconds += time.monotonic() - started
         self.tally.count += 1
+        self.tally.resigned += any(step.startswith("re-signed") for step in recipe)
         self.tally.outcomes[kind] += 1
         self.check_writes(before, active, inactive, kind, recipe)
         if kind == "installed":  # back to the same start for the next tar
