@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from trt_edge.cli.main import main
 
 from tests.fleet.rollout_cli import rollout
 from tests.helpers.fixtures_bundles import Bundles
@@ -141,3 +142,41 @@ def test_work_files_are_replaced_not_written_through(
     assert "{{ trt_edge_cli }} install" in (workdir / "rollout.yml").read_text()
     assert (workdir / "wave-1.hosts").read_text() == "pc-01\n"
     assert not [p.name for p in workdir.iterdir() if ".tmp-" in p.name]
+
+
+def test_a_deliberate_downgrade_and_trust_documents_reach_the_device_commands(
+    rollout_files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`allow_downgrade: true` becomes `--allow-downgrade` on install, and `trust:` files are
+    copied and accepted (`trust add`) before it; the rendered playbook passes
+    ansible-playbook --syntax-check with both."""
+    plan, inventory = rollout_files
+    rotation = tmp_path / "next.rotation.json"
+    rotation.write_text("{}")
+    plan.write_text(plan.read_text() + "allow_downgrade: true\ntrust: [next.rotation.json]\n")
+    workdir = tmp_path / "work"
+    args = ["rollout", str(plan), "--inventory", str(inventory), "--dry-run"]
+    assert main([*args, "--workdir", str(workdir)]) == 0
+    extra = json.loads((workdir / "wave-1.vars.json").read_text())
+    assert extra["trt_edge_allow_downgrade"] is True
+    assert extra["trt_edge_trust_files"] == [
+        {"src": str(rotation), "dest": "/var/tmp/trt-edge/next.rotation.json"}
+    ]
+    import yaml
+
+    tasks = yaml.safe_load((workdir / "rollout.yml").read_text())[0]["tasks"][1]["block"]
+    commands = {t["name"]: t.get("ansible.builtin.command", "") for t in tasks}
+    assert (
+        "' --allow-downgrade' if trt_edge_allow_downgrade"
+        in (commands["install (verify, A/B, smoke-run, switch)"])
+    )
+    assert "trust add --json" in commands["accept the trust documents (rotations, revocations)"]
+
+
+def test_a_missing_trust_document_is_bad_input(
+    rollout_files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan, inventory = rollout_files
+    plan.write_text(plan.read_text() + "trust: [nowhere.json]\n")
+    code = main(["rollout", str(plan), "--inventory", str(inventory), "--dry-run"])
+    assert code == 2 and "nowhere.json: no such file" in capsys.readouterr().err

@@ -121,6 +121,8 @@ class BundleContents(TypedDict, total=False):
     delegates: tuple[DelegateInfo, ...]  # default none
     provenance: Mapping[str, Any]  # default: package versions, source date 0
     report: bool  # also write reports/validation.json (as a build does); default False
+    checked: bool  # sign through `trt-edge sign`'s checks (default) or without (a version
+    # devices must refuse, which `sign` would not sign)
 
 
 class BundleOptions(BundleContents, total=False):
@@ -237,11 +239,34 @@ def write_bundle(
     )
     write_bundle_json(out, document)
     key = options.get("key")
-    if key is not None:
+    if key is not None and options.get("checked", True):
         from trt_edge.signing import sign_bundle
 
         sign_bundle(out, key)
+    elif key is not None:
+        resign(out, key)
     return out
+
+
+def detached_signature(document: bytes, key: Path) -> bytes:
+    """`bundle.sig` bytes over `document` made with the private key `key`, whatever the
+    document says (the fuzz test re-signs mutated documents; `trt-edge sign` would refuse)."""
+    from trt_edge.signing import load_private_key
+    from trt_edge_runner.signature import SIGNATURE_ALGORITHM, DetachedSignature, key_id
+
+    private = load_private_key(key)
+    signature = DetachedSignature(
+        SIGNATURE_ALGORITHM, key_id(private.public_key()), private.sign(document)
+    )
+    return signature.to_json()
+
+
+def resign(bundle: Path, key: Path) -> Path:
+    """Write `bundle/bundle.sig` over its current `bundle.json`, with no check at all."""
+    from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG
+
+    (bundle / BUNDLE_SIG).write_bytes(detached_signature((bundle / BUNDLE_JSON).read_bytes(), key))
+    return bundle
 
 
 class BundleMaker(Protocol):

@@ -19,11 +19,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 import pytest
 
-from tests.helpers.bundles import build_tiny_model, lower_tiny_model, make_signed_tar
+from tests.helpers.bundles import (
+    BundleContents,
+    build_tiny_model,
+    lower_tiny_model,
+    make_signed_tar,
+)
 from tests.helpers.paths import EXAMPLES
 from tests.helpers.session_builds import build_once, fixture_cache_dir, shared_root
 from tests.helpers.targets import ORIN_NANO, fingerprint
@@ -102,10 +107,19 @@ class Bundles:
     key: Path
     v1: Path
     v2: Path
+    v2_rebuilt: Path  # 2.0.0 again, other content (another prefill opt shape)
     slow_to_fail: Path  # signed and valid, but its prefill opt shape is beyond the program
     orin: Path  # a TensorRT fingerprint for a Jetson Orin Nano: wrong target here
     orin_cpu: Path  # an XNNPACK bundle for the Orin Nano: asks only arch aarch64
     other_key: Path  # signed by a key the device does not trust
+    pte: Path  # the real program every bundle here carries
+    other_private: Path  # the untrusted key's private half
+
+    def make(
+        self, out: Path, version: str, key: Path | None = None, **contents: Unpack[BundleContents]
+    ) -> Path:
+        """Another signed tar of the same program (`key` defaults to the trusted one)."""
+        return make_signed_tar(out, self.pte, version, key or self.key, **contents)
 
 
 @pytest.fixture(scope="session")
@@ -124,6 +138,13 @@ def agent_bundles(tmp_path_factory: pytest.TempPathFactory, tiny_pte: Path) -> B
         key=key,
         v1=make_signed_tar(root / "v1", tiny_pte, "1.0.0", key),
         v2=make_signed_tar(root / "v2", tiny_pte, "2.0.0", key),
+        v2_rebuilt=make_signed_tar(
+            root / "v2-rebuilt",
+            tiny_pte,
+            "2.0.0",
+            key,
+            profiles=[("decode", 1, 1, 1), ("prefill", 2, 32, 64)],
+        ),
         slow_to_fail=make_signed_tar(
             root / "bad",
             tiny_pte,
@@ -138,4 +159,6 @@ def agent_bundles(tmp_path_factory: pytest.TempPathFactory, tiny_pte: Path) -> B
             root / "orin-cpu", tiny_pte, "1.0.0-orin-cpu", key, target=ORIN_NANO
         ),
         other_key=make_signed_tar(root / "other", tiny_pte, "9.9.9", other.private_path),
+        pte=tiny_pte,
+        other_private=other.private_path,
     )

@@ -12,22 +12,7 @@ from pathlib import Path
 import pytest
 from trt_edge.cli.main import main
 
-from tests.helpers.bundles import write_bundle
-
-
-@pytest.fixture
-def keys(tmp_path: Path) -> Path:
-    assert main(["keys", "generate", str(tmp_path / "keys")]) == 0
-    return tmp_path / "keys"
-
-
-@pytest.fixture
-def bundle(tmp_path: Path, tiny_pte: Path) -> Path:
-    return write_bundle(tmp_path / "tiny-1.0.0", tiny_pte, version="1.0.0", report=True)
-
-
-def sign(bundle: Path, keys: Path) -> None:
-    assert main(["sign", str(bundle), "--key", str(keys / "trt-edge-signing.key")]) == 0
+from tests.signing.conftest import sign
 
 
 def verify(bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:

@@ -1,9 +1,11 @@
 """`trt-edge-device install BUNDLE.tar`: verified, A/B, crash-safe install of a signed bundle.
 
 Verify BUNDLE.tar's signature against the trusted keys, check its target against
-this device, extract it safely into the inactive A/B slot, smoke-run every phase
-(in the C++ runner trt-edge-run, a child process: a crash there refuses the
-install), then switch atomically. The previous slot is kept for `rollback`.
+this device and its version against the model's floor (anti-rollback: never below
+the highest version installed, unless --allow-downgrade), extract it safely into the
+inactive A/B slot, smoke-run every phase (in the C++ runner trt-edge-run, a child
+process: a crash there refuses the install), then switch atomically. The previous
+slot is kept for `rollback`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_argument(parser)
     parser.add_argument(
         "--smoke-runs", type=at_least(1), default=3, help="timed runs per phase (at least 1)"
+    )
+    parser.add_argument(
+        "--allow-downgrade",
+        action="store_true",
+        help="install even if this model's version is below the device's floor (or is the "
+        "floor version with other content); recorded in the device's history",
     )
     add_location_arguments(parser)
     add_runner_arguments(parser, default_engine="cpp")
@@ -49,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         facts,
         smoke_runs=args.smoke_runs,
         engine=engine,
+        allow_downgrade=args.allow_downgrade,
         progress=say,
     )
     previous = result.previous
@@ -61,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
             "previous_version": previous.version if previous else None,
             "baseline_ms": result.baseline_ms,
             "recovered": result.recovered,
+            "floor": result.floor,
+            "downgrade": result.downgrade,
         }
         print(json.dumps(doc, sort_keys=True))
     else:

@@ -41,6 +41,7 @@ SHELL = Shell(
         "keys",
         "sign",
         "verify",
+        "pack",
         "rollout",
         "flash",
     ),

@@ -1,7 +1,8 @@
 """The per-wave playbook, rendered as data and written as YAML.
 
 One play over the wave's hosts (chosen with `--limit @hosts-file`); per device:
-record the status, copy the bundle, `trt-edge-device install`, `health`; a
+record the status, copy the bundle, accept the plan's trust documents (`trust add`),
+`trt-edge-device install` (with `--allow-downgrade` when the plan says so), `health`; a
 device whose health gate fails after installing rolls back (`rescue`); every
 device writes one JSON report back to the controller (`always`, delegated to
 localhost), which is how Python learns each device's outcome without parsing
@@ -19,6 +20,8 @@ REPORT_VARS: dict[str, str] = {
     "failed_task": "{{ ansible_failed_task.name | default('') }}",
     "failed_msg": "{{ ansible_failed_result.msg | default('') }}",
     "before": "{{ trt_edge_before.stdout | default('') }}",
+    "trust_stdout": "{{ trt_edge_trust.stdout | default('') }}",
+    "trust_stderr": "{{ trt_edge_trust.stderr | default('') }}",
     "install_stdout": "{{ trt_edge_install.stdout | default('') }}",
     "install_stderr": "{{ trt_edge_install.stderr | default('') }}",
     "install_delta": "{{ trt_edge_install.delta | default('') }}",
@@ -104,10 +107,32 @@ def render_playbook() -> list[dict[str, Any]]:
                                 "mode": "0644",
                             },
                         },
+                        _stage("trust"),
+                        {
+                            "name": "copy the trust documents",
+                            "ansible.builtin.copy": {
+                                "src": "{{ item.src }}",
+                                "dest": "{{ item.dest }}",
+                                "mode": "0644",
+                            },
+                            "loop": "{{ trt_edge_trust_files }}",
+                        },
+                        {
+                            "name": "accept the trust documents (rotations, revocations)",
+                            "ansible.builtin.command": (
+                                f"{cli} trust add --json "
+                                "{{ trt_edge_trust_files | map(attribute='dest') | join(' ') }}"
+                            ),
+                            "register": "trt_edge_trust",
+                            "when": "trt_edge_trust_files | length > 0",
+                        },
                         _stage("install"),
                         {
                             "name": "install (verify, A/B, smoke-run, switch)",
-                            "ansible.builtin.command": f"{cli} install {bundle} --json",
+                            "ansible.builtin.command": (
+                                f"{cli} install {bundle} --json"
+                                "{{ ' --allow-downgrade' if trt_edge_allow_downgrade else '' }}"
+                            ),
                             "register": "trt_edge_install",
                         },
                         _stage("health"),
