@@ -1,4 +1,4 @@
-"""Session fixtures for a real Docker engine and the project's images (the container and fleet tests use them).
+"""Session fixtures for a real Docker engine and the project's images (container, fleet tests).
 
 - `docker_client`: a connected `docker.DockerClient`. Without an engine the test is
   skipped, unless `TRT_EDGE_REQUIRE_DOCKER=1` (CI), where it fails instead.
