@@ -344,7 +344,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
         from trt_edge.pipeline.load_model import source_digest
         from trt_edge.pipeline.requirements import check_requirements
 
-        check_requirements(manifest)  # before anything slow: the model's own packages
+        requirements = check_requirements(manifest)  # before anything slow
 
         digest = source_digest(manifest)
         requested = options.backend or manifest.backend
@@ -423,6 +423,9 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
                 # engines) and hence what the cross-delegate check did and did not prove.
                 "profile_signatures": signature_check_summary(delegates),
             }
+            if manifest.requirements:
+                # What `model.requirements` was checked against here: line -> installed.
+                provenance["requirements"] = requirements
 
             def document() -> Any:
                 return make_bundle_manifest(
