@@ -229,7 +229,7 @@ CASES = [
         8,
         "[0, 512]",
         "inputs[0].values",
-        "values must be [0, 1000] here; a huggingface model's inputs are exactly: input_ids int64"
+        "values must be [0, 1000) here; a huggingface model's inputs are exactly: input_ids int64"
         " [1, seq] values [0, 1000), cache_position int64 [seq] values [0, 64); or leave `inputs`"
         " out",
         old="profiles:\n",

@@ -339,7 +339,10 @@ class SemanticChecker:
                 if key == "values" and got is None:
                     continue  # values may be left out: they are implied
                 if got != value:
-                    self.report(("inputs", i, key), f"{key} must be {value!r} here; {hint}")
+                    shown = repr(value)
+                    if key == "values" and want.values is not None:
+                        shown = f"[{want.values[0]}, {want.values[1]})"
+                    self.report(("inputs", i, key), f"{key} must be {shown} here; {hint}")
                     break
 
     def check_unique(
