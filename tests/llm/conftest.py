@@ -12,9 +12,11 @@ other builds another. The bundles are shared: copy one before editing it.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +121,44 @@ def gemma3_example_bundle(llm_root: Path, gemma3_example: Path) -> Path:
         "gemma3-example-bundle",
         lambda: build_bundle(gemma3_example, gemma3_example.parent / "dist"),
     )
+
+
+@dataclass(frozen=True)
+class CliRun:
+    """What one in-process `trt-edge` command did."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+# Loggers the CLI configures for its own process (trt_edge_runner.commands.run): restored
+# after each in-process call, so later tests in the same worker see them as they were.
+_CLI_LOGGERS = ("torchao", "torch.utils._pytree", "trt_edge_runner")
+
+
+@pytest.fixture
+def trt_edge_cli(capsys: pytest.CaptureFixture[str]) -> Iterator[Callable[..., CliRun]]:
+    """`trt_edge_cli("generate", BUNDLE, ...)`: the real CLI shell, in this process (no
+    10 s of torch imports per call), its logging set-up undone afterwards."""
+    from trt_edge.cli.main import main as host_main
+
+    loggers = [logging.getLogger(name) for name in _CLI_LOGGERS]
+    saved = [(lg.level, list(lg.handlers), lg.propagate) for lg in loggers]
+
+    def run(*args: str | Path) -> CliRun:
+        capsys.readouterr()
+        code = host_main([str(a) for a in args])
+        out = capsys.readouterr()
+        return CliRun(code, out.out, out.err)
+
+    try:
+        yield run
+    finally:
+        for lg, (level, handlers, propagate) in zip(loggers, saved, strict=True):
+            lg.setLevel(level)
+            lg.handlers[:] = handlers
+            lg.propagate = propagate
 
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # no test here may reach the hub

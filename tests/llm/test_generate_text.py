@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from llm.llm_folders import MAX_CACHE_LEN, PREFILL_MAX  # type: ignore[import-not-found]
-from trt_edge.cli.main import main as host_main
 from trt_edge_runner.errors import EXIT_BAD_INPUT
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm-gemma3")]
@@ -20,22 +18,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm-gemma3")]
 TEXT = "The cache is a buffer of keys and values"
 
 
-@dataclass(frozen=True)
-class Done:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
 @pytest.fixture
-def generate(capsys: pytest.CaptureFixture[str]) -> Callable[..., Done]:
+def generate(trt_edge_cli: Callable[..., Any]) -> Callable[..., Any]:
     """`trt-edge generate BUNDLE ARGS...` through the real CLI shell, in this process."""
 
-    def run(bundle: Path, *args: str) -> Done:
-        capsys.readouterr()
-        code = host_main(["generate", str(bundle), *args])
-        out = capsys.readouterr()
-        return Done(code, out.out, out.err)
+    def run(bundle: Path, *args: str) -> Any:
+        return trt_edge_cli("generate", bundle, *args)
 
     return run
 
@@ -64,7 +52,7 @@ def project(mini_project: Callable[[str], Path], mini_bundle: Callable[[str], Pa
 
 
 def test_text_prompt_json_has_ids_tokens_text_and_timings(
-    project: Any, generate: Callable[..., Done]
+    project: Any, generate: Callable[..., Any]
 ) -> None:
     from transformers import AutoTokenizer
 
@@ -104,7 +92,7 @@ def test_text_prompt_json_has_ids_tokens_text_and_timings(
 
 
 def test_plain_output_is_the_text_with_a_summary_on_stderr(
-    project: Any, generate: Callable[..., Done]
+    project: Any, generate: Callable[..., Any]
 ) -> None:
     _, bundle = project
     as_json = json.loads(
@@ -117,7 +105,7 @@ def test_plain_output_is_the_text_with_a_summary_on_stderr(
 
 
 def test_prompt_ids_still_work_and_come_back_as_text_too(
-    project: Any, generate: Callable[..., Done]
+    project: Any, generate: Callable[..., Any]
 ) -> None:
     folder, bundle = project
     done = generate(bundle, "--prompt-ids", "2,40,41,42,43", "--max-new-tokens", "5", "--json")
@@ -129,7 +117,7 @@ def test_prompt_ids_still_work_and_come_back_as_text_too(
 
 
 def test_a_prompt_longer_than_the_prefill_profile_runs_in_chunks(
-    project: Any, generate: Callable[..., Done]
+    project: Any, generate: Callable[..., Any]
 ) -> None:
     folder, bundle = project
     ids = [4 + (7 * i) % 500 for i in range(PREFILL_MAX + 6)]
@@ -147,7 +135,7 @@ def test_a_prompt_longer_than_the_prefill_profile_runs_in_chunks(
 
 
 def test_generation_stops_at_an_eos_id_and_keeps_it(
-    project: Any, tmp_path: Path, generate: Callable[..., Done]
+    project: Any, tmp_path: Path, generate: Callable[..., Any]
 ) -> None:
     _, bundle = project
     free = json.loads(generate(bundle, "--prompt", TEXT, "--max-new-tokens", "8", "--json").stdout)
@@ -164,7 +152,7 @@ def test_generation_stops_at_an_eos_id_and_keeps_it(
 
 
 def test_requests_the_cache_cannot_hold_are_refused_before_running(
-    project: Any, generate: Callable[..., Done]
+    project: Any, generate: Callable[..., Any]
 ) -> None:
     _, bundle = project
     done = generate(bundle, "--prompt-ids", "2,3,4", "--max-new-tokens", str(MAX_CACHE_LEN))
@@ -179,7 +167,7 @@ def test_requests_the_cache_cannot_hold_are_refused_before_running(
 
 
 def test_text_needs_a_tokenizer_in_the_bundle(
-    project: Any, tmp_path: Path, generate: Callable[..., Done]
+    project: Any, tmp_path: Path, generate: Callable[..., Any]
 ) -> None:
     _, bundle = project
     copy = tmp_path / "bundle"
@@ -195,7 +183,7 @@ def test_text_needs_a_tokenizer_in_the_bundle(
 
 
 def test_the_tiny_llm_contract_takes_ids_only(
-    tiny_llm_bundle: Path, generate: Callable[..., Done]
+    tiny_llm_bundle: Path, generate: Callable[..., Any]
 ) -> None:
     done = generate(tiny_llm_bundle, "--prompt", "hello")
     assert done.returncode == EXIT_BAD_INPUT

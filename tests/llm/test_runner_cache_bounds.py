@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 import pytest
 from llm.llm_folders import MAX_CACHE_LEN  # type: ignore[import-not-found]
-from trt_edge.cli.main import main as host_main
 from trt_edge_runner.bundle_format import BundleFormatError, BundleManifest
 from trt_edge_runner.errors import EXIT_BAD_INPUT, InputValueError
 from trt_edge_runner.runner import Runner
@@ -66,13 +65,13 @@ def test_a_refused_call_leaves_the_cache_untouched(bundle: Path) -> None:
 
 
 def test_trt_edge_run_says_the_same_for_given_inputs(
-    bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    bundle: Path, tmp_path: Path, trt_edge_cli: Callable[..., Any]
 ) -> None:
     npz = tmp_path / "in.npz"
     np.savez(npz, input_ids=np.asarray([[3, 4]], np.int64), cache_position=np.asarray([47, 48]))
-    code = host_main(["run", str(bundle), "--phase", "prefill", "--inputs", str(npz)])
-    assert code == EXIT_BAD_INPUT
-    assert "input 'cache_position' holds position 48 (start 47, seq 2)" in capsys.readouterr().err
+    done = trt_edge_cli("run", bundle, "--phase", "prefill", "--inputs", npz)
+    assert done.returncode == EXIT_BAD_INPUT
+    assert "input 'cache_position' holds position 48 (start 47, seq 2)" in done.stderr
 
 
 def _edited(bundle: Path, edit: Callable[[dict[str, Any]], None]) -> bytes:
