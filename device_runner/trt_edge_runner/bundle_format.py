@@ -4,6 +4,7 @@ A bundle is a directory::
 
     model.pte                  the ExecuTorch program
     model.ptd                  optional external data
+    tokenizer.json             optional: a causal LM's tokenizer (see `LlmSection`)
     reports/validation.json    what the build's validation measured
     bundle.json                this document
     bundle.sig                 optional detached ed25519 signature over canonical bundle.json
@@ -112,6 +113,68 @@ class DelegateInfo:
     profile_signature: dict[str, Any] | None = None
 
 
+LLM_SECTION_VERSION = 1
+
+
+@dataclass(frozen=True)
+class LlmSection:
+    """`bundle.json` `llm`: how to generate with a causal LM built by the Hugging Face recipe.
+
+    The method (`method`) takes `tokens_input` `[1, seq]` and `positions_input` `[seq]`
+    (the cache slots those tokens are written to: one conversation uses
+    0, 1, 2, … and may restart at 0) and returns `logits_output` `[1, vocab_size]`
+    for the last position. The KV cache lives inside the program as mutable buffers
+    (`cache_buffers`), kept across executions while the method stays loaded.
+
+    Contract for every runner:
+    - refuse, before executing, any position outside `[0, max_cache_len)` (a call at
+      `start` with `seq` tokens needs `start >= 0` and `start + seq <= max_cache_len`);
+      the runtime would otherwise fail inside `index_put` with an opaque error;
+    - `requires_zeroed_planned_memory`: the cache has no initial contents in the
+      `.pte`; it must start zeroed (`executorch::extension::Module` zero-fills the
+      planned memory it allocates; a runner supplying its own must zero it);
+    - text: `ids = tokenizer.encode(text)` with special tokens, then `[bos_token_id] +
+      ids` when `prepend_bos` (`adds_bos` says the tokenizer itself already puts bos
+      first); stop when a generated id is in `eos_token_ids`.
+    """
+
+    version: int
+    method: str
+    max_cache_len: int
+    vocab_size: int
+    tokens_input: str
+    positions_input: str
+    logits_output: str
+    eos_token_ids: tuple[int, ...]
+    bos_token_id: int | None
+    pad_token_id: int | None
+    tokenizer: str | None  # a file of the bundle (HF tokenizers JSON), or None
+    adds_bos: bool
+    prepend_bos: bool
+    requires_zeroed_planned_memory: bool
+    cache_buffers: tuple[str, ...]
+    architecture: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "method": self.method,
+            "max_cache_len": self.max_cache_len,
+            "vocab_size": self.vocab_size,
+            "inputs": {"tokens": self.tokens_input, "positions": self.positions_input},
+            "logits": self.logits_output,
+            "eos_token_ids": list(self.eos_token_ids),
+            "bos_token_id": self.bos_token_id,
+            "pad_token_id": self.pad_token_id,
+            "tokenizer": self.tokenizer,
+            "adds_bos": self.adds_bos,
+            "prepend_bos": self.prepend_bos,
+            "requires_zeroed_planned_memory": self.requires_zeroed_planned_memory,
+            "cache_buffers": list(self.cache_buffers),
+            "architecture": self.architecture,
+        }
+
+
 @dataclass(frozen=True)
 class BundleManifest:
     schema_version: int
@@ -127,6 +190,7 @@ class BundleManifest:
     files: dict[str, FileEntry]
     delegates: tuple[DelegateInfo, ...] = ()
     provenance: dict[str, Any] = field(default_factory=dict)
+    llm: LlmSection | None = None  # only for causal LMs built by the Hugging Face recipe
 
     # ---- derived views -------------------------------------------------
     def symbols(self) -> dict[str, tuple[int, int]]:
@@ -140,6 +204,12 @@ class BundleManifest:
 
     # ---- (de)serialisation ---------------------------------------------
     def to_dict(self) -> dict[str, Any]:
+        doc = self._core_dict()
+        if self.llm is not None:  # absent otherwise: other bundles' bytes stay as they were
+            doc["llm"] = self.llm.to_dict()
+        return doc
+
+    def _core_dict(self) -> dict[str, Any]:
         def tensor(t: TensorSpec) -> dict[str, Any]:
             return {
                 "name": t.name,
@@ -329,6 +399,7 @@ class _Reader:
             )
             for i, d in enumerate(doc.get("delegates", []))
         )
+        llm = self.llm(doc["llm"], inputs, outputs, files) if doc.get("llm") is not None else None
         return BundleManifest(
             schema_version=version,
             name=self.get(model, "name", "model", str),
@@ -343,4 +414,74 @@ class _Reader:
             files=files,
             delegates=delegates,
             provenance=doc.get("provenance", {}),
+            llm=llm,
+        )
+
+    def optional_int(self, obj: dict[str, Any], key: str, path: str) -> int | None:
+        value = obj.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(f"{path}.{key}", f"expected an integer or null, got {value!r}")
+        return value
+
+    def llm(
+        self,
+        section: Any,
+        inputs: tuple[TensorSpec, ...],
+        outputs: tuple[TensorSpec, ...],
+        files: dict[str, FileEntry],
+    ) -> LlmSection:
+        path = "llm"
+        version = self.get(section, "version", path, int)
+        if version != LLM_SECTION_VERSION:
+            raise self.fail(
+                "llm.version",
+                f"this runner reads llm section version {LLM_SECTION_VERSION}, the bundle has "
+                f"{version}; update the runner or rebuild the bundle with a matching trt-edge",
+            )
+        roles = self.get(section, "inputs", path, dict)
+        tokens = self.get(roles, "tokens", "llm.inputs", str)
+        positions = self.get(roles, "positions", "llm.inputs", str)
+        names = [spec.name for spec in inputs]
+        for role, name in (("tokens", tokens), ("positions", positions)):
+            if name not in names:
+                raise self.fail(f"llm.inputs.{role}", f"{name!r} is not an input ({names})")
+        logits = self.get(section, "logits", path, str)
+        if logits not in [spec.name for spec in outputs]:
+            raise self.fail("llm.logits", f"{logits!r} is not an output")
+        eos = self.get(section, "eos_token_ids", path, list)
+        if not all(isinstance(t, int) and not isinstance(t, bool) for t in eos):
+            raise self.fail("llm.eos_token_ids", f"expected a list of integers, got {eos!r}")
+        tokenizer = section.get("tokenizer")
+        if tokenizer is not None:
+            if not isinstance(tokenizer, str):
+                raise self.fail("llm.tokenizer", f"expected a file name or null, got {tokenizer!r}")
+            if tokenizer not in files:
+                raise self.fail("llm.tokenizer", f"{tokenizer!r} is not listed in files")
+        buffers = self.get(section, "cache_buffers", path, list)
+        if not all(isinstance(b, str) for b in buffers):
+            raise self.fail("llm.cache_buffers", f"expected a list of names, got {buffers!r}")
+        max_cache_len = self.get(section, "max_cache_len", path, int)
+        if max_cache_len < 1:
+            raise self.fail("llm.max_cache_len", f"must be >= 1, got {max_cache_len}")
+        return LlmSection(
+            version=version,
+            method=self.get(section, "method", path, str),
+            max_cache_len=max_cache_len,
+            vocab_size=self.get(section, "vocab_size", path, int),
+            tokens_input=tokens,
+            positions_input=positions,
+            logits_output=logits,
+            eos_token_ids=tuple(eos),
+            bos_token_id=self.optional_int(section, "bos_token_id", path),
+            pad_token_id=self.optional_int(section, "pad_token_id", path),
+            tokenizer=tokenizer,
+            adds_bos=self.get(section, "adds_bos", path, bool),
+            prepend_bos=self.get(section, "prepend_bos", path, bool),
+            requires_zeroed_planned_memory=self.get(
+                section, "requires_zeroed_planned_memory", path, bool
+            ),
+            cache_buffers=tuple(buffers),
+            architecture=self.get(section, "architecture", path, str),
         )

@@ -157,6 +157,15 @@ class Runner:
             for i, spec in enumerate(manifest.inputs)
             if spec.values is not None
         ]
+        # A causal LM's cache slots: (input index, name, max_cache_len), checked every call.
+        self._cache_positions: tuple[int, str, int] | None = None
+        if manifest.llm is not None:
+            llm = manifest.llm
+            self._cache_positions = (
+                self._names.index(llm.positions_input),
+                llm.positions_input,
+                llm.max_cache_len,
+            )
         # Phase requests resolved once: an unknown phase is found per call by lookup.
         self._phase_requests = {
             phase: PhaseGuard(manifest.runtime, phase).request for phase in manifest.runtime.phases
@@ -287,9 +296,33 @@ class Runner:
         tensors = self._tensors(inputs)
         dims = [tuple(t.shape) for t in tensors]
         self._check_symbols(dims)
+        if self._cache_positions is not None:
+            self._check_cache_positions(tensors)
         if self.check_values if check_values is None else check_values:
             self._check_values(tensors)
         return tensors, dims
+
+    def _check_cache_positions(self, tensors: list[Any]) -> None:
+        """Every cache slot a call writes must exist: `0 <= start` and `start + seq <=
+        max_cache_len`. Past the cache, ExecuTorch fails inside `index_put` with an
+        opaque error (0x12), so the runner refuses first, naming the range."""
+        assert self._cache_positions is not None
+        index, name, cache_len = self._cache_positions
+        positions = tensors[index]
+        if positions.numel() == 0:
+            return
+        low, high = int(positions.min()), int(positions.max())
+        if low >= 0 and high < cache_len:
+            return
+        seq = int(positions.numel())
+        start = int(positions.flatten()[0])
+        bad = low if low < 0 else high
+        raise InputValueError(
+            f"input {name!r} holds position {bad} (start {start}, seq {seq}): the KV cache "
+            f"has positions [0, {cache_len}) (bundle.json llm.max_cache_len {cache_len}); a "
+            f"call needs start >= 0 and start + seq <= {cache_len}: start a new sequence at "
+            "position 0, or rebuild with a larger model.huggingface.max_cache_len"
+        )
 
     def _execute(
         self, request: Request, inputs: Sequence[Any], check_values: bool | None

@@ -67,6 +67,16 @@ KNOWN_NOISE: tuple[KnownNoise, ...] = (
         why="torch.utils._pytree deprecated LeafSpec; ExecuTorch's lowering copies programs "
         "holding LeafSpecs, and every copy warns (a dozen times per lowering)",
     ),
+    KnownNoise(
+        "warnings",
+        "UserWarning",
+        r"Mutation on a buffer in the model is detected\. ExecuTorch assumes buffers that are "
+        r"mutated in the graph have a meaningless initial state",
+        why="ExecuTorch's emitter, for every program with mutable buffers: the Hugging Face "
+        "recipe's KV cache is one by design. It starts zeroed because the runtime zero-fills "
+        "the planned memory it lives in; the bundle records that requirement "
+        "(llm.requires_zeroed_planned_memory) and validation checks a fresh load starts clean",
+    ),
 )
 
 

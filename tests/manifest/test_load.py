@@ -40,7 +40,13 @@ def test_tiny_llm_example_resolves_to_indices_and_ranges() -> None:
 
 
 def test_every_example_manifest_is_valid() -> None:
-    paths = sorted((REPO / "examples").glob("*/manifest.yaml"))
+    # An example whose model folder a script writes (examples/gemma3/write_model.py) is
+    # valid once that ran: tests/llm/test_readme_commands.py runs it, then validates.
+    paths = sorted(
+        p
+        for p in (REPO / "examples").glob("*/manifest.yaml")
+        if not (p.parent / "write_model.py").is_file()
+    )
     paths += sorted((REPO / "manifests" / "examples").glob("*.yaml"))
     assert paths
     for path in paths:

@@ -1,14 +1,22 @@
-"""`trt-edge generate BUNDLE --prompt-ids 1,2,3 --max-new-tokens N [--json]`: greedy decoding.
+"""`trt-edge generate BUNDLE (--prompt TEXT | --prompt-ids 1,2,3) --max-new-tokens N [--json]`.
 
-For bundles following the tiny-LLM I/O contract (examples/tiny_llm/model.py):
-inputs `input_ids [1, seq]`, `start_pos [1]` and caller-owned KV caches, outputs
-`logits [1, seq, vocab]` followed by the updated caches in input order. The
-prompt runs once under the bundle's `prefill` phase, then each new token under
-its `decode` phase, feeding the returned caches back: the loop an application
-would write, with the profile switch done by the runner from the bundle's policy.
+Greedy (argmax) decoding with a prefill/decode bundle, the loop an application would
+write: the prompt once under the bundle's `prefill` phase, then each new token
+under its `decode` phase, the profile switch done by the runner from the bundle's
+policy. Greedy, so the tokens are a deterministic function of the weights: they
+equal eager PyTorch's (transformers' `generate(do_sample=False)`) on the same
+weights (tested). Two I/O contracts:
 
-Greedy (argmax) decoding, so the tokens are a deterministic function of the
-weights: they must equal eager PyTorch's on the same weights (tested).
+- a causal LM built by the Hugging Face recipe (bundle.json `llm`): inputs
+  `input_ids [1, seq]` and `cache_position [seq]`, the KV cache inside the program;
+  `--prompt` text is encoded with the bundle's tokenizer (the `tokenizers` library
+  only), the output decoded back; stops at an eos id (`trt_edge.llm.generation`);
+- the tiny-LLM contract (examples/tiny_llm/model.py): inputs `input_ids [1, seq]`,
+  `start_pos [1]` and caller-owned KV caches, outputs `logits [1, seq, vocab]` and
+  the updated caches, fed back each step; token ids only.
+
+`--json` prints `prompt_ids`, `tokens`, `text` and per-phase timings (prefill ms,
+time to first token, decode ms per token, tokens/s).
 """
 
 from __future__ import annotations
@@ -24,7 +32,8 @@ from trt_edge_runner.cli_args import (
     require_dir,
 )
 from trt_edge_runner.cli_shell import Command
-from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
+
+from trt_edge.llm.errors import GenerateContractError
 
 # No json or dataclasses at module level: `trt-edge --help` imports every CLI
 # module, so only what startup needs is imported.
@@ -33,12 +42,6 @@ if TYPE_CHECKING:
 
 PREFILL = "prefill"
 DECODE = "decode"
-
-
-class GenerateContractError(TrtEdgeError):
-    """The bundle or the prompt does not fit the I/O contract generate needs (exit 2)."""
-
-    exit_code = EXIT_BAD_INPUT
 
 
 class Generation:
@@ -52,7 +55,9 @@ class Generation:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_bundle_argument(parser)
-    parser.add_argument("--prompt-ids", required=True, help="comma-separated token ids, e.g. 1,2,3")
+    prompt = parser.add_mutually_exclusive_group(required=True)
+    prompt.add_argument("--prompt", help="text, encoded with the bundle's tokenizer")
+    prompt.add_argument("--prompt-ids", help="comma-separated token ids, e.g. 1,2,3")
     parser.add_argument("--max-new-tokens", type=int, default=16, help="tokens to generate")
     add_json_argument(parser, help="print JSON on stdout")
     add_verbose_argument(parser)
@@ -145,18 +150,87 @@ def generate(runner: Runner, prompt: list[int], max_new_tokens: int) -> Generati
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
     from trt_edge_runner.commands.run import configure_logging
     from trt_edge_runner.runner import Runner
 
     configure_logging(args.command_prog)
     started = time.perf_counter()
-    prompt = parse_prompt(args.prompt_ids)
+    prompt_ids = parse_prompt(args.prompt_ids) if args.prompt_ids is not None else None
     runner = Runner.open(
         require_dir(args.bundle, "bundle directory"),
         runtime_logs=True if args.verbose else None,
     )
+    if runner.manifest.llm is not None:
+        return _run_causal_lm(args, runner, prompt_ids, started)
+    if prompt_ids is None:
+        raise GenerateContractError(
+            f"{runner.bundle_dir}: this bundle (the tiny-LLM contract) carries no tokenizer: "
+            "--prompt needs a causal LM built from a Hugging Face folder",
+            hint="pass token ids with --prompt-ids",
+        )
+    return _run_tiny_llm(args, runner, prompt_ids, started)
+
+
+def _run_causal_lm(
+    args: argparse.Namespace, runner: Runner, prompt_ids: list[int] | None, started: float
+) -> int:
+    """The Hugging Face recipe's contract: text or ids in, text and ids out."""
+    import json
+    import sys
+
+    from trt_edge.llm.generation import greedy_generate, llm_section
+    from trt_edge.llm.text import HostTokenizer
+
+    section = llm_section(runner)
+    tokenizer = None
+    if args.prompt is not None or section.tokenizer is not None:
+        tokenizer = HostTokenizer.from_bundle(runner.bundle_dir, section)
+    if prompt_ids is None:
+        assert tokenizer is not None
+        prompt_ids = tokenizer.encode(args.prompt)
+    result = greedy_generate(runner, prompt_ids, args.max_new_tokens)
+    text = tokenizer.decode(result.tokens) if tokenizer is not None else None
+    timings = result.timings()
+    if args.json:
+        report = {
+            "bundle": str(runner.bundle_dir),
+            "mode": runner.mode,
+            "prompt": args.prompt,
+            "prompt_ids": result.prompt_ids,
+            "tokens": result.tokens,
+            "text": text,
+            "stop": result.stop,
+            "steps": [vars(step) for step in result.steps],
+            "timings": timings,
+            "seconds_total": round(time.perf_counter() - started, 3),
+        }
+        print(json.dumps(report, indent=2))
+        return 0
+    print(text if text is not None else f"tokens: {','.join(str(t) for t in result.tokens)}")
+    prefill = [s for s in result.steps if s.start < len(result.prompt_ids)]
+    decode = result.steps[len(prefill) :]
+    lines = [
+        f"prefill: {len(result.prompt_ids)} token(s) in {len(prefill)} call(s) on profile(s) "
+        f"{sorted({s.profile for s in prefill})}, {timings['prefill_ms']} ms "
+        f"(first token after {timings['time_to_first_token_ms']} ms)",
+    ]
+    if decode:
+        lines.append(
+            f"decode: {len(decode)} token(s) on profile(s) {sorted({s.profile for s in decode})}, "
+            f"{timings['decode_ms_per_token']} ms/token ({timings['decode_tokens_per_s']} "
+            f"tokens/s, {runner.mode} mode)"
+        )
+    lines.append(f"stop: {result.stop} after {len(result.tokens)} new token(s)")
+    for line in lines:
+        print(line, file=sys.stderr)
+    return 0
+
+
+def _run_tiny_llm(
+    args: argparse.Namespace, runner: Runner, prompt: list[int], started: float
+) -> int:
+    import json
+
     result = generate(runner, prompt, args.max_new_tokens)
     total = time.perf_counter() - started
     decode_ms = [s["ms"] for s in result.steps if s["phase"] == DECODE]
@@ -188,7 +262,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 COMMAND = Command(
-    "greedy token generation with a prefill/decode bundle (tiny-LLM I/O contract)",
+    "greedy generation with a prefill/decode bundle: text or token ids in, text and ids out",
     add_arguments=add_arguments,
     run=run,
 )

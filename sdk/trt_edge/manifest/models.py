@@ -46,6 +46,21 @@ class Metadata(_Strict):
     description: str | None = Field(default=None, description="Free text for people.")
 
 
+class HuggingFaceSource(_Strict):
+    path: str = Field(
+        min_length=1,
+        description="A local save_pretrained folder (config.json, safetensors weights, "
+        "tokenizer), relative to the manifest. Never downloaded.",
+    )
+    max_cache_len: int = Field(
+        ge=1,
+        le=MAX_EXTENT,
+        description="KV-cache slots kept inside the program: the most positions (prompt plus "
+        "generated tokens) one sequence can reach. At least the largest profile's seq, at most "
+        "the model's max_position_embeddings.",
+    )
+
+
 class ModelSource(_Strict):
     entrypoint: str | None = Field(
         default=None,
@@ -56,6 +71,17 @@ class ModelSource(_Strict):
         default=None,
         description="Alternative to entrypoint: a saved torch.export program (.pt2), "
         "relative to the manifest.",
+    )
+    huggingface: HuggingFaceSource | None = Field(
+        default=None,
+        description="Alternative to entrypoint: a Hugging Face causal LM (Gemma-3, Llama, "
+        "Qwen2, Qwen3) built with a static KV cache inside the program; `inputs` may then be "
+        "omitted (input_ids [1, seq], cache_position [seq]).",
+    )
+    requirements: list[str] = Field(
+        default_factory=list,
+        description="pip requirement lines the model needs to build (e.g. "
+        "'transformers==5.23.0'); a local build checks each is installed at that version.",
     )
 
 
@@ -141,7 +167,10 @@ class Manifest(_Strict):
     kind: Literal["Model"]
     metadata: Metadata
     model: ModelSource
-    inputs: list[InputSpec] = Field(min_length=1, description="forward() arguments, in order.")
+    inputs: Annotated[list[InputSpec], Field(min_length=1)] | None = Field(
+        default=None,
+        description="forward() arguments, in order (implied for a huggingface model).",
+    )
     profiles: list[ProfileSpec] = Field(
         default_factory=list,
         description="Ordered optimization profiles: position = the profile index that ships.",

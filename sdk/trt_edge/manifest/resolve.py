@@ -13,8 +13,9 @@ from typing import Any
 
 from trt_edge_runner.bundle_format import DimRange, PhaseTarget, Profile, RuntimePolicy, TensorSpec
 
+from trt_edge.manifest.huggingface import implied_inputs, read_folder
 from trt_edge.manifest.locations import SourceLocations
-from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.manifest.resolved import HuggingFaceModel, ResolvedManifest
 
 # Name of the single profile given to a model whose inputs are all static and
 # whose manifest lists no profiles: every bundle carries at least one profile.
@@ -46,24 +47,47 @@ def _runtime(doc: dict[str, Any], names: list[str]) -> RuntimePolicy:
     return RuntimePolicy(policy=runtime["policy"], phases=phases)
 
 
+def _huggingface(model: dict[str, Any], manifest_dir: Path) -> HuggingFaceModel | None:
+    source = model["huggingface"]
+    if source is None:
+        return None
+    facts = read_folder((manifest_dir / source["path"]).resolve())  # checked: cannot fail
+    return HuggingFaceModel(
+        folder=facts.folder,
+        max_cache_len=source["max_cache_len"],
+        architecture=facts.architecture,
+        model_type=facts.model_type,
+        vocab_size=facts.vocab_size,
+        has_tokenizer=facts.has_tokenizer,
+    )
+
+
 def resolve(
     doc: dict[str, Any], source_path: Path, source_sha256: str, locations: SourceLocations
 ) -> ResolvedManifest:
-    inputs = tuple(
-        TensorSpec(
-            name=spec["name"],
-            dtype=spec["dtype"],
-            shape=tuple(spec["shape"]),
-            values=(spec["values"][0], spec["values"][1]) if spec["values"] is not None else None,
+    model = doc["model"]
+    huggingface = _huggingface(model, source_path.parent)
+    inputs: tuple[TensorSpec, ...]
+    if huggingface is not None:
+        # Written inputs were checked equal to these; omitted ones are implied.
+        inputs = implied_inputs(huggingface.vocab_size, huggingface.max_cache_len)
+    else:
+        inputs = tuple(
+            TensorSpec(
+                name=spec["name"],
+                dtype=spec["dtype"],
+                shape=tuple(spec["shape"]),
+                values=(spec["values"][0], spec["values"][1])
+                if spec["values"] is not None
+                else None,
+            )
+            for spec in doc["inputs"]
         )
-        for spec in doc["inputs"]
-    )
     profiles = tuple(
         Profile(name=p["name"], dims=_profile_dims(p["dims"])) for p in doc["profiles"]
     )
     if not profiles:
         profiles = (Profile(name=STATIC_PROFILE, dims={}),)
-    model = doc["model"]
     entrypoint = model["entrypoint"]
     exported = model["exported"]
     build = doc["build"]
@@ -84,4 +108,6 @@ def resolve(
         atol=float(parity["atol"]),
         rtol=float(parity["rtol"]),
         locations=locations,
+        huggingface=huggingface,
+        requirements=tuple(line.strip() for line in model["requirements"]),
     )

@@ -24,6 +24,20 @@ from trt_edge.manifest.analysis import export_domain
 from trt_edge.manifest.locations import PathPart, SourceLocations
 
 Backend = Literal["auto", "tensorrt", "xnnpack", "portable"]
+
+
+@dataclass(frozen=True)
+class HuggingFaceModel:
+    """`model.huggingface`, resolved: the folder and what its config.json says."""
+
+    folder: Path  # absolute
+    max_cache_len: int
+    architecture: str  # e.g. "Gemma3ForCausalLM", one of SUPPORTED_ARCHITECTURES
+    model_type: str
+    vocab_size: int
+    has_tokenizer: bool
+
+
 Precision = Literal["fp32", "fp16", "bf16", "int8"]
 
 
@@ -35,9 +49,9 @@ class ResolvedManifest:
     source_sha256: str  # sha256 of the manifest file's bytes
     name: str
     version: str
-    # Exactly one of these is set: `entrypoint` is "file.py:fn" (file relative to
-    # the manifest directory) or "package.module:fn"; `exported` is an absolute
-    # path to a saved torch.export program (.pt2).
+    # At most one of these is set (none for a huggingface model): `entrypoint` is
+    # "file.py:fn" (file relative to the manifest directory) or "package.module:fn";
+    # `exported` is an absolute path to a saved torch.export program (.pt2).
     entrypoint: str | None
     exported: Path | None
     inputs: tuple[TensorSpec, ...]  # forward() argument order
@@ -51,6 +65,11 @@ class ResolvedManifest:
     # Where each value sat in the YAML, for errors found after loading. Not part of what
     # the manifest means: manifests that differ only in layout compare equal.
     locations: SourceLocations = field(compare=False, repr=False)
+    # Set when the model is a Hugging Face folder (then `entrypoint` and `exported` are
+    # None and `inputs` are the recipe's, implied or checked equal to them).
+    huggingface: HuggingFaceModel | None = None
+    # `model.requirements`, as written (stripped), in order: pip requirement lines.
+    requirements: tuple[str, ...] = ()
 
     @property
     def manifest_dir(self) -> Path:

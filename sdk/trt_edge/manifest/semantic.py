@@ -11,9 +11,17 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from trt_edge.manifest.diagnostics import Diagnostic, Severity, Stage
+from trt_edge.manifest.huggingface import (
+    SEQ,
+    FolderFacts,
+    FolderProblem,
+    describe_inputs,
+    implied_inputs,
+    read_folder,
+)
 from trt_edge.manifest.locations import JsonPath, LocationIndex, format_path
 from trt_edge.manifest.vocabulary import INTEGER_DTYPES, SYMBOL_PATTERN
 from trt_edge.targets.catalog import TargetCatalog, did_you_mean
@@ -33,9 +41,10 @@ _DTYPE_LIMITS = {
 
 
 _RANGE_KEYS = ("min", "opt", "max")
+MODEL_SOURCES = ("entrypoint", "exported", "huggingface")
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -62,6 +71,8 @@ class SemanticChecker:
         # False when some input's shape could not be read: "unknown symbol" would then
         # be a guess, and the broken shape is already reported.
         self.inputs_complete = True
+        # The model.huggingface folder's facts, once check_model has read them.
+        self.folder: FolderFacts | None = None
 
     # ---- reporting -------------------------------------------------------
     def report(
@@ -84,30 +95,46 @@ class SemanticChecker:
     # ---- the checks --------------------------------------------------------
     def run(self) -> list[Diagnostic]:
         self.check_model()
+        self.check_requirements()
         symbols = self.check_inputs()
         profile_names = self.check_profiles(symbols)
+        self.check_cache_reach()
         self.check_runtime(profile_names)
         self.check_build()
         return self.diagnostics
+
+    def huggingface(self) -> dict[str, Any] | None:
+        """The `model.huggingface` mapping, when the model is given that way."""
+        model = self.section("model")
+        source = model.get("huggingface") if isinstance(model, dict) else None
+        return source if isinstance(source, dict) else None
 
     def check_model(self) -> None:
         model = self.section("model")
         if not isinstance(model, dict):
             return
-        entrypoint, exported = model.get("entrypoint"), model.get("exported")
-        if entrypoint is None and exported is None:
+        given = [key for key in MODEL_SOURCES if model.get(key) is not None]
+        if not given:
             self.report(
                 ("model",),
                 "give the model as `entrypoint: file.py:function` (or `package.module:function`)"
-                " or as `exported: model.pt2`",
+                ", as `exported: model.pt2` or as `huggingface: {path: ./folder, max_cache_len: "
+                "512}`",
                 at_key=True,
             )
-        elif entrypoint is not None and exported is not None:
+        elif len(given) == 2:
             self.report(
-                ("model", "exported"),
-                "give either `entrypoint` or `exported`, not both: remove one",
+                ("model", given[1]),
+                f"give either `{given[0]}` or `{given[1]}`, not both: remove one",
                 at_key=True,
             )
+        elif len(given) > 2:
+            self.report(
+                ("model", given[1]),
+                "give one of `entrypoint`, `exported` or `huggingface`, not several: keep one",
+                at_key=True,
+            )
+        entrypoint, exported = model.get("entrypoint"), model.get("exported")
         if isinstance(entrypoint, str):
             self.check_entrypoint(entrypoint)
         if isinstance(exported, str):
@@ -118,6 +145,99 @@ class SemanticChecker:
                     f"file {exported!r} not found (looked for {target}); paths are relative "
                     "to the manifest",
                 )
+        self.check_huggingface()
+
+    def check_huggingface(self) -> None:
+        """The folder must be one the recipe can build: read with json only, never imported."""
+        self.folder = None
+        source = self.huggingface()
+        if source is None:
+            return
+        path = source.get("path")
+        if not isinstance(path, str) or not path:
+            return  # the schema step reports it
+        try:
+            self.folder = read_folder(self.manifest_dir / path)
+        except FolderProblem as exc:
+            self.report(("model", "huggingface", "path"), exc.message)
+            return
+        if not self.folder.has_tokenizer:
+            self.report(
+                ("model", "huggingface", "path"),
+                f"{self.folder.folder} has no tokenizer (tokenizer.json or tokenizer.model): "
+                "the bundle will carry none and `trt-edge generate` will take --prompt-ids only; "
+                "save the tokenizer into the folder with tokenizer.save_pretrained(folder)",
+                severity="warning",
+            )
+        limit = self.folder.max_position_embeddings
+        cache_len = source.get("max_cache_len")
+        if limit is not None and _is_int(cache_len) and cache_len > limit:
+            self.report(
+                ("model", "huggingface", "max_cache_len"),
+                f"max_cache_len {cache_len} is above the model's max_position_embeddings "
+                f"{limit} ({self.folder.folder / 'config.json'}): positions past it were never "
+                f"trained; use at most {limit}",
+            )
+
+    def check_cache_reach(self) -> None:
+        """One call writes `seq` cache slots from `cache_position[0]`: the largest seq any
+        profile accepts must fit into the cache from position 0."""
+        source = self.huggingface()
+        profiles = self.section("profiles")
+        cache_len = source.get("max_cache_len") if source is not None else None
+        if not _is_int(cache_len) or cache_len < 1 or not isinstance(profiles, list):
+            return  # a max_cache_len below 1 is the schema step's to report
+        reach: tuple[int, int, str] | None = None  # (max seq, profile index, name)
+        takes_one_token = False
+        for i, profile in enumerate(profiles):
+            dims = profile.get("dims") if isinstance(profile, dict) else None
+            value = dims.get(SEQ) if isinstance(dims, dict) else None
+            top = value if _is_int(value) else value.get("max") if isinstance(value, dict) else None
+            low = value if _is_int(value) else value.get("min") if isinstance(value, dict) else None
+            if _is_int(top) and (reach is None or top > reach[0]):
+                reach = (top, i, str(profile.get("name")))
+            takes_one_token |= low == 1
+        if reach is not None and not takes_one_token:
+            self.report(
+                ("profiles",),
+                "no profile accepts seq 1, but decoding feeds one token per call: add one, "
+                "e.g. - {name: decode, dims: {seq: 1}}",
+                at_key=True,
+            )
+        if reach is not None and cache_len < reach[0]:
+            top, index, name = reach
+            self.report(
+                ("model", "huggingface", "max_cache_len"),
+                f"max_cache_len {cache_len} is below the largest profile's reach: profile "
+                f"{name!r} (#{index}) accepts seq up to {top}, and one call writes seq positions "
+                f"into the cache; raise max_cache_len to at least {top} or lower that max",
+            )
+
+    def check_requirements(self) -> None:
+        model = self.section("model")
+        lines = model.get("requirements") if isinstance(model, dict) else None
+        if not isinstance(lines, list) or not lines:
+            return
+        from trt_edge.manifest.requirements import RequirementLineError, parse_requirement
+
+        seen: dict[str, int] = {}
+        for i, line in enumerate(lines):
+            if not isinstance(line, str):
+                continue
+            path: JsonPath = ("model", "requirements", i)
+            try:
+                requirement = parse_requirement(line)
+            except RequirementLineError as exc:
+                self.report(path, exc.message)
+                continue
+            if requirement.key in seen:
+                self.report(
+                    path,
+                    f"{requirement.name!r} is already required by model.requirements"
+                    f"[{seen[requirement.key]}]: give each package once",
+                )
+            else:
+                seen[requirement.key] = i
 
     def check_entrypoint(self, entrypoint: str) -> None:
         path = ("model", "entrypoint")
@@ -145,6 +265,18 @@ class SemanticChecker:
         """Checks each input; returns the symbols used in shapes with where each first appears."""
         symbols: dict[str, JsonPath] = {}
         inputs = self.section("inputs")
+        if self.huggingface() is not None:
+            if inputs is not None:
+                self.check_implied_inputs(inputs)
+            return {SEQ: ("model", "huggingface")}
+        if inputs is None:
+            # Optional in the schema only because a huggingface model implies its inputs.
+            if "inputs" in self.data:
+                self.report(("inputs",), "expected a list, got nothing (null)", stage="schema")
+            elif not self._misspelled("inputs"):
+                self.report(("inputs",), "missing required key 'inputs'", stage="schema")
+            self.inputs_complete = False
+            return symbols
         self.inputs_complete = isinstance(inputs, list) and all(
             isinstance(spec, dict) and isinstance(spec.get("shape"), list) for spec in inputs
         )
@@ -179,6 +311,39 @@ class SemanticChecker:
                             symbols.setdefault(dim, dpath)
             self.check_values(i, spec)
         return symbols
+
+    def check_implied_inputs(self, inputs: Any) -> None:
+        """A huggingface model's inputs are the recipe's; written out, they must be exactly it."""
+        folder = self.folder
+        source = self.huggingface() or {}
+        cache_len = source.get("max_cache_len")
+        if not isinstance(inputs, list) or folder is None or not _is_int(cache_len):
+            return  # the schema step or the folder check reports what is wrong
+        implied = implied_inputs(folder.vocab_size, cache_len)
+        expected = describe_inputs(implied)
+        hint = f"a huggingface model's inputs are exactly: {expected}; or leave `inputs` out"
+        if len(inputs) != len(implied):
+            self.report(("inputs",), f"{len(inputs)} input(s) given; {hint}", at_key=True)
+            return
+        for i, (spec, want) in enumerate(zip(inputs, implied, strict=True)):
+            if not isinstance(spec, dict):
+                continue
+            wanted = {
+                "name": want.name,
+                "dtype": want.dtype,
+                "shape": list(want.shape),
+                "values": list(want.values) if want.values else None,
+            }
+            for key, value in wanted.items():
+                got = spec.get(key)
+                if key == "values" and got is None:
+                    continue  # values may be left out: they are implied
+                if got != value:
+                    shown = repr(value)
+                    if key == "values" and want.values is not None:
+                        shown = f"[{want.values[0]}, {want.values[1]})"
+                    self.report(("inputs", i, key), f"{key} must be {shown} here; {hint}")
+                    break
 
     def check_unique(
         self, section: str, i: int, name: str, seen: dict[str, int], what: str, why: str = ""
@@ -356,6 +521,8 @@ class SemanticChecker:
         return bool(difflib.get_close_matches(key, others, n=1, cutoff=0.6))
 
     def _has_symbols(self) -> bool:
+        if self.huggingface() is not None:
+            return True
         inputs = self.section("inputs")
         if not isinstance(inputs, list):
             return False

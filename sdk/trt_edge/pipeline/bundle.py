@@ -27,6 +27,7 @@ from trt_edge_runner.bundle_format import (
     BundleManifest,
     DelegateInfo,
     FileEntry,
+    LlmSection,
     TensorSpec,
 )
 from trt_edge_runner.durable import fsync_dir, unwritable
@@ -84,6 +85,7 @@ def make_bundle_manifest(
     outputs: tuple[TensorSpec, ...],
     delegates: tuple[DelegateInfo, ...],
     provenance: dict[str, Any],
+    llm: LlmSection | None = None,
 ) -> BundleManifest:
     return BundleManifest(
         schema_version=SCHEMA_VERSION,
@@ -99,6 +101,7 @@ def make_bundle_manifest(
         files=file_entries(bundle_dir),
         delegates=delegates,
         provenance=provenance,
+        llm=llm,
     )
 
 

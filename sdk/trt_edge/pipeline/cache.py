@@ -86,6 +86,7 @@ class StageCache:
             return
         try:
             for name, data in files.items():
+                (tmp / name).parent.mkdir(parents=True, exist_ok=True)  # `ptd/x`, `llm/x`
                 (tmp / name).write_bytes(data)
             digests = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
             (tmp / DIGEST_FILE).write_bytes(canonical_json({"files": digests}))

@@ -106,6 +106,27 @@ def _build_code_digest(*names: str) -> str:
 
 EXPORT_CODE = ("load_model.py", "plan.py", "export.py")
 VALIDATE_CODE = ("plan.py", "validate.py", "delegates.py")
+# What a Hugging Face model's stages also depend on: transformers and the recipe's code.
+RECIPE_PACKAGES = ("transformers", "tokenizers", "safetensors")
+# Files the recipe adds to the export and lower cache entries (tokenizer, llm facts).
+RECIPE_PREFIX = "llm/"
+
+
+def _recipe_code_digest() -> str:
+    """Hash of `trt_edge.llm` (the wrapper, rewrites, passes, validation)."""
+    return _code_digest(Path(__file__).resolve().parent.parent / "llm")
+
+
+def _model_key(manifest: ResolvedManifest) -> Any:
+    """What names the model source in the export key (never an absolute path)."""
+    source = manifest.huggingface
+    if source is None:
+        return manifest.entrypoint or str(manifest.exported)
+    return {
+        "huggingface": source.architecture,
+        "max_cache_len": source.max_cache_len,
+        "recipe": _recipe_code_digest(),
+    }
 
 
 def _runner_code_digest() -> str:
@@ -244,6 +265,7 @@ class _Build:
             ),
         )
         self._model: Any = None
+        self.recipe_files: dict[str, bytes] = {}  # a Hugging Face model's extra files
 
     def model(self) -> Any:
         if self._model is None:
@@ -253,7 +275,10 @@ class _Build:
         return self._model
 
     def program(self, plan: ExportPlan, key: str) -> Any:
-        """The ExportedProgram: from the cache, from the `.pt2`, or by torch.export."""
+        """The ExportedProgram: from the cache, from the `.pt2`, or by torch.export.
+
+        For a Hugging Face model the export also yields the recipe's files (the
+        tokenizer and the `llm` facts, `trt_edge.llm.section`), cached beside it."""
         import io
 
         import torch
@@ -264,6 +289,7 @@ class _Build:
             hit = self.cache.get(EXPORT.name, key)
             if hit is not None:
                 flag["cached"] = True
+                self.recipe_files = _recipe_entries(hit)
                 return torch.export.load(io.BytesIO(hit["program.pt2"]))
             loaded = self.model()
             if loaded.exported is not None:
@@ -271,9 +297,15 @@ class _Build:
                 program = loaded.exported
             else:
                 program = export_program(self.manifest, plan, loaded.module)
+            if self.manifest.huggingface is not None:
+                from trt_edge.llm.section import recipe_files
+
+                self.recipe_files = recipe_files(self.manifest, loaded.module)
             buffer = io.BytesIO()
             torch.export.save(program, buffer)
-            self.cache.put(EXPORT.name, key, {"program.pt2": buffer.getvalue()})
+            files = {"program.pt2": buffer.getvalue()}
+            files.update({RECIPE_PREFIX + n: d for n, d in self.recipe_files.items()})
+            self.cache.put(EXPORT.name, key, files)
             return program
 
     def lowered(
@@ -285,6 +317,7 @@ class _Build:
                 flag["cached"] = True
                 ptd = {n[len("ptd/") :]: d for n, d in hit.items() if n.startswith("ptd/")}
                 lowered = Lowered(choice.backend.name, hit[MODEL_PTE], ptd)
+                self.recipe_files = _recipe_entries(hit)
                 return lowered, _outputs_from_json(hit["outputs.json"])
         from trt_edge.pipeline.export import output_specs
 
@@ -299,8 +332,13 @@ class _Build:
             outputs = output_specs(self.manifest, program)
             files = {MODEL_PTE: lowered.pte, "outputs.json": _outputs_to_json(outputs)}
             files.update({f"ptd/{n}": d for n, d in lowered.ptd.items()})
+            files.update({RECIPE_PREFIX + n: d for n, d in self.recipe_files.items()})
             self.cache.put(LOWER.name, key, files)
         return lowered, outputs
+
+
+def _recipe_entries(hit: dict[str, bytes]) -> dict[str, bytes]:
+    return {n[len(RECIPE_PREFIX) :]: d for n, d in hit.items() if n.startswith(RECIPE_PREFIX)}
 
 
 def failed_report(out_dir: Path, manifest: ResolvedManifest) -> Path:
@@ -318,6 +356,9 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
     with timer.stage(LOAD):
         manifest = load(manifest_path)
         from trt_edge.pipeline.load_model import source_digest
+        from trt_edge.pipeline.requirements import check_requirements
+
+        requirements = check_requirements(manifest)  # before anything slow
 
         digest = source_digest(manifest)
         requested = options.backend or manifest.backend
@@ -342,12 +383,16 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
     job = _Build(manifest, options, timer)
     with timer.stage(PLAN):
         plan = make_plan(manifest)
-    extra_packages = ("torch-tensorrt",) if choice.backend.name == "tensorrt" else ()
+    extra_packages: tuple[str, ...] = (
+        ("torch-tensorrt",) if choice.backend.name == "tensorrt" else ()
+    )
+    if manifest.huggingface is not None:
+        extra_packages += RECIPE_PACKAGES
     packages = package_versions(extra_packages)
     build_code = _build_code_digest(*EXPORT_CODE)
     export_key = cache_key(
         stage=EXPORT.name,
-        model=manifest.entrypoint or str(manifest.exported),
+        model=_model_key(manifest),
         source=digest.sha256,
         io=_io_doc(manifest),
         packages=packages,
@@ -371,6 +416,13 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
             for name, data in lowered.ptd.items():
                 target_name = "model.ptd" if len(lowered.ptd) == 1 else name
                 write_file(staged.path / target_name, data)
+            llm = None
+            if manifest.huggingface is not None:
+                from trt_edge.llm.section import bundle_files, llm_section
+
+                for name, data in bundle_files(job.recipe_files).items():
+                    write_file(staged.path / name, data)
+                llm = llm_section(job.recipe_files, "forward", outputs)
             delegates = read_delegates(staged.path / MODEL_PTE, manifest)
             provenance = {
                 "manifest_sha256": manifest.source_sha256,
@@ -385,6 +437,9 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
                 # engines) and hence what the cross-delegate check did and did not prove.
                 "profile_signatures": signature_check_summary(delegates),
             }
+            if manifest.requirements:
+                # What `model.requirements` was checked against here: line -> installed.
+                provenance["requirements"] = requirements
 
             def document() -> Any:
                 return make_bundle_manifest(
@@ -395,10 +450,11 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
                     outputs=outputs,
                     delegates=delegates,
                     provenance=provenance,
+                    llm=llm,
                 )
 
             write_bundle_json(staged.path, document())
-        report = _validate(job, plan, staged.path, choice, lowered, delegates)
+        report = _validate(job, plan, staged.path, choice, lowered, delegates, digest.sha256)
         if not report.ok:
             failed = failed_report(options.out_dir, manifest)
             write_atomic(failed, canonical_json(report.doc))
@@ -434,10 +490,23 @@ def _validate(
     choice: BackendChoice,
     lowered: Lowered,
     delegates: tuple[DelegateInfo, ...],
+    source_sha256: str,
 ) -> ValidationReport:
     from trt_edge.pipeline.validate import validate_bundle
 
     manifest = job.manifest
+    parts: dict[str, Any] = {}
+    if manifest.huggingface is not None:
+        # The eager reference is the folder itself, run by transformers with the
+        # recipe's checks; the tokenizer file is part of what is validated.
+        parts = {
+            "source": source_sha256,
+            "recipe": _recipe_code_digest(),
+            "recipe_files": {
+                n: hashlib.sha256(d).hexdigest() for n, d in sorted(job.recipe_files.items())
+            },
+            "packages": package_versions(RECIPE_PACKAGES),
+        }
     key = cache_key(
         stage=VALIDATE.name,
         pte=hashlib.sha256(lowered.pte).hexdigest(),
@@ -446,15 +515,21 @@ def _validate(
         runtime={"policy": manifest.runtime.policy, "phases": dict(manifest.runtime.phases)},
         runner=_runner_code_digest(),
         code=_build_code_digest(*VALIDATE_CODE),
+        **parts,
     )
     with job.timer.stage(VALIDATE) as flag:
         hit = job.cache.get(VALIDATE.name, key)
         if hit is not None:
             flag["cached"] = True
             return ValidationReport(json.loads(hit["validation.json"]))
-        report = validate_bundle(
-            staged, manifest, plan, job.model().module, choice.backend.name, delegates
-        )
+        if manifest.huggingface is not None:
+            from trt_edge.llm.validation import validate_causal_lm
+
+            report = validate_causal_lm(staged, manifest, plan, choice.backend.name, delegates)
+        else:
+            report = validate_bundle(
+                staged, manifest, plan, job.model().module, choice.backend.name, delegates
+            )
         if report.ok:
             job.cache.put(VALIDATE.name, key, {"validation.json": canonical_json(report.doc)})
         return report

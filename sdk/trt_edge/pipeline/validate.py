@@ -42,7 +42,7 @@ class ValidationReport:
         return list(self.doc["failures"])
 
 
-def _round(x: float) -> float:
+def round_figure(x: float) -> float:
     """4 significant digits: enough to read, stable against last-bit noise in the hash."""
     return float(f"{x:.4g}")
 
@@ -53,7 +53,9 @@ def _flatten(value: Any) -> list[Any]:
     return [value]
 
 
-def _compare(got: np.ndarray, want: np.ndarray, atol: float, rtol: float) -> dict[str, Any]:
+def compare_arrays(got: np.ndarray, want: np.ndarray, atol: float, rtol: float) -> dict[str, Any]:
+    """max abs/rel error of `got` against `want` and whether it is within atol + rtol*|want|
+    (np.allclose semantics) and finite."""
     if got.shape != want.shape:
         return {
             "shape": list(got.shape),
@@ -70,8 +72,8 @@ def _compare(got: np.ndarray, want: np.ndarray, atol: float, rtol: float) -> dic
     ok = bool(np.all(diff <= atol + rtol * np.abs(w))) and bool(np.all(np.isfinite(g)))
     return {
         "shape": list(got.shape),
-        "max_abs": _round(max_abs),
-        "max_rel": _round(max_abs / scale) if scale > 0 else _round(max_abs),
+        "max_abs": round_figure(max_abs),
+        "max_rel": round_figure(max_abs / scale) if scale > 0 else round_figure(max_abs),
         "ok": ok,
     }
 
@@ -136,7 +138,7 @@ def validate_bundle(
             continue
         want = _eager(module, arrays)
         outputs = [
-            {"output": i, **_compare(np.asarray(g), w, manifest.atol, manifest.rtol)}
+            {"output": i, **compare_arrays(np.asarray(g), w, manifest.atol, manifest.rtol)}
             for i, (g, w) in enumerate(zip(result.outputs, want, strict=False))
         ]
         ok = len(result.outputs) == len(want) and all(o["ok"] for o in outputs)
@@ -171,6 +173,33 @@ def validate_bundle(
                 "bytes": nbytes,
                 "fits": ok,
             }
+    outside = probe_outside(runner, manifest, plan, failures, scrub)
+    phases = _check_phases(runner, manifest, module, failures, scrub)
+    per_profile = [largest[i] for i in sorted(largest)]
+    biggest = max(per_profile, key=lambda e: e["bytes"])["profile"] if per_profile else None
+    doc = {
+        "model": {"name": manifest.name, "version": manifest.version},
+        "backend": backend,
+        "tolerance": {"atol": manifest.atol, "rtol": manifest.rtol},
+        "runner_mode": runner.mode,
+        "parity": parity,
+        "largest_output": {"per_profile": per_profile, "largest_profile": biggest},
+        "outside": outside,
+        "phases": phases,
+        "delegates": [dataclasses.asdict(d) for d in delegates],  # as in bundle.json
+        "profile_signature_check": signature_check_summary(delegates),
+        "ok": not failures,
+        "failures": failures,
+    }
+    return ValidationReport(doc)
+
+
+def probe_outside(
+    runner: Any, manifest: ResolvedManifest, plan: ExportPlan, failures: list[str], scrub: str
+) -> list[dict[str, Any]]:
+    """One step past each profile's bounds: the runner must refuse every probe."""
+    from trt_edge_runner.errors import RunnerError
+
     outside: list[dict[str, Any]] = []
     for probe in plan.outside:
         arrays = sample_inputs(manifest.inputs, probe.symbols, seed=7)
@@ -195,24 +224,7 @@ def validate_bundle(
                 f"{probe.bound}) was accepted; the runner must refuse it"
             )
         outside.append(entry)
-    phases = _check_phases(runner, manifest, module, failures, scrub)
-    per_profile = [largest[i] for i in sorted(largest)]
-    biggest = max(per_profile, key=lambda e: e["bytes"])["profile"] if per_profile else None
-    doc = {
-        "model": {"name": manifest.name, "version": manifest.version},
-        "backend": backend,
-        "tolerance": {"atol": manifest.atol, "rtol": manifest.rtol},
-        "runner_mode": runner.mode,
-        "parity": parity,
-        "largest_output": {"per_profile": per_profile, "largest_profile": biggest},
-        "outside": outside,
-        "phases": phases,
-        "delegates": [dataclasses.asdict(d) for d in delegates],  # as in bundle.json
-        "profile_signature_check": signature_check_summary(delegates),
-        "ok": not failures,
-        "failures": failures,
-    }
-    return ValidationReport(doc)
+    return outside
 
 
 def _accepts(manifest: ResolvedManifest, index: int, symbols: dict[str, int]) -> bool:
@@ -248,7 +260,7 @@ def _check_phases(
                 continue
             want = _eager(module, arrays)
             parity = all(
-                _compare(np.asarray(g), w, manifest.atol, manifest.rtol)["ok"]
+                compare_arrays(np.asarray(g), w, manifest.atol, manifest.rtol)["ok"]
                 for g, w in zip(result.outputs, want, strict=False)
             )
             landed = (

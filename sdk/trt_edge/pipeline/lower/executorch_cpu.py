@@ -3,27 +3,45 @@
 Both take the same road — edge dialect, an optional partitioner, `.pte` bytes —
 and differ only in the partitioner: XNNPACK's delegates what it can to its
 kernels; `portable` delegates nothing, which is slowest but runs every operator
-(the way to tell whether an operator is what breaks XNNPACK lowering).
+(the way to tell whether an operator is what breaks XNNPACK lowering). A Hugging
+Face causal LM adds the recipe's passes and configs (`trt_edge.llm.lowering`); every
+other model lowers with ExecuTorch's defaults.
 """
 
 from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import LoweringError
 from trt_edge.pipeline.lower import Lowered, require_fp32
 from trt_edge.pipeline.plan import ExportPlan
 
+if TYPE_CHECKING:
+    from trt_edge.llm.lowering import LoweringRecipe
 
-def lower_with(program: Any, partitioners: list[Any], backend: str) -> bytes:
+
+def lower_with(
+    program: Any, partitioners: list[Any], backend: str, recipe: LoweringRecipe | None = None
+) -> bytes:
+    """`.pte` bytes of `program`; `recipe` adds passes and configs (the causal-LM recipe)."""
     from executorch.exir import to_edge_transform_and_lower
 
+    edge_kwargs: dict[str, Any] = {}
+    if recipe is not None and recipe.transform_passes:
+        edge_kwargs["transform_passes"] = recipe.transform_passes
+    if recipe is not None and recipe.compile_config is not None:
+        edge_kwargs["compile_config"] = recipe.compile_config
+    backend_config = recipe.backend_config if recipe is not None else None
     try:
-        edge = to_edge_transform_and_lower(program, partitioner=partitioners)
-        executorch_program = edge.to_executorch()
+        edge = to_edge_transform_and_lower(program, partitioner=partitioners, **edge_kwargs)
+        executorch_program = (
+            edge.to_executorch(config=backend_config)
+            if backend_config is not None
+            else edge.to_executorch()
+        )
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise LoweringError(
@@ -57,7 +75,12 @@ class ExecuTorchCpuBackend:
 
     def lower(self, program: Any, manifest: ResolvedManifest, plan: ExportPlan) -> Lowered:
         require_fp32(manifest, self.name)
-        return Lowered(self.name, lower_with(program, self._partitioners(), self.name))
+        recipe = None
+        if manifest.huggingface is not None:
+            from trt_edge.llm.lowering import causal_lm_recipe
+
+            recipe = causal_lm_recipe(self.name)
+        return Lowered(self.name, lower_with(program, self._partitioners(), self.name, recipe))
 
 
 def xnnpack() -> ExecuTorchCpuBackend:

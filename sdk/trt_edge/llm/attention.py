@@ -1,0 +1,71 @@
+"""An attention function over the static cache that XNNPACK takes whole.
+
+transformers' sdpa/eager paths leave operators outside XNNPACK on every layer —
+`repeat_kv`'s `expand` for grouped-query attention, SDPA's safe-softmax
+decomposition (`eq`/`any`/`where`/`logical_not`), a scalar multiply — and each one
+ends a delegate and starts another. This function is the same math in operators
+XNNPACK lowers: 3D `bmm`, a broadcast add of the additive mask, `softmax`. It is
+registered with transformers' `AttentionInterface` under `ATTENTION_NAME` and
+selected with `model.set_attn_implementation`, so the model code is untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+ATTENTION_NAME = "trt_edge_bmm"
+
+
+def bmm_attention(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    softcap: float | None = None,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, None]:
+    """query `[1, H, s, d]`, key/value `[1, KV, L, d]` (the whole cache), mask `[1, 1, s, L]`.
+
+    Grouped-query attention without `repeat_kv`: the `H / KV` query heads that share
+    a KV head are stacked along rows, `[KV, n_rep * s, d]`, so one bmm per KV head
+    serves them all and no key or value is ever copied.
+    """
+    _, n_heads, seq, head_dim = query.shape
+    n_kv, cache_len, v_dim = key.shape[1], key.shape[2], value.shape[3]
+    n_rep = n_heads // n_kv
+    scale = head_dim**-0.5 if scaling is None else scaling
+    # .contiguous() first: reshaping the transposed query directly makes export emit a
+    # stride guard it cannot prove over seq's range ("s*min(32, 64*s) == 32*s").
+    q = query.contiguous().reshape(n_kv, n_rep * seq, head_dim)
+    k = key.reshape(n_kv, cache_len, head_dim)
+    v = value.reshape(n_kv, cache_len, v_dim)
+    scores = torch.bmm(q, k.transpose(1, 2)) * scale
+    if softcap is not None:
+        scores = torch.tanh(scores / softcap) * softcap
+    if attention_mask is not None:
+        # [KV, n_rep, s, L] + [1, 1, s, L]: a broadcast add, no materialised repeat.
+        scores = scores.reshape(n_kv, n_rep, seq, cache_len) + attention_mask
+        probs = torch.softmax(scores, dim=-1).reshape(n_kv, n_rep * seq, cache_len)
+    else:
+        probs = torch.softmax(scores, dim=-1)
+    out = torch.bmm(probs, v)  # [KV, n_rep * s, dv]
+    # To [1, s, H, dv] (what transformers' attention functions return): split the
+    # symbolic dim first, then merge static ones. One reshape doing both makes export
+    # emit a guard it cannot prove over seq's range (seen on the Llama mini).
+    out = out.reshape(n_kv, n_rep, seq, v_dim).permute(2, 0, 1, 3)  # [s, KV, n_rep, dv]
+    return out.reshape(1, seq, n_heads, v_dim), None
+
+
+def register_attention() -> None:
+    """Make `ATTENTION_NAME` an attention implementation transformers accepts (idempotent)."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask
+
+    AttentionInterface.register(ATTENTION_NAME, bmm_attention)
+    # The wrapper passes prepared masks; transformers still looks the name up here.
+    ALL_MASK_ATTENTION_FUNCTIONS.register(ATTENTION_NAME, eager_mask)

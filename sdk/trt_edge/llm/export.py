@@ -1,0 +1,42 @@
+"""The recipe's half of the `export` stage: torch.export of the wrapper over `seq`.
+
+Non-strict export (no dynamo): the caches are buffers read through the module, so
+they come out as mutated buffers of the program. The example sits at the top of
+the export domain like every other model's (see `plan._example_value`); positions
+are `0..seq-1`, a real prefill.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.pipeline.errors import ExportError
+from trt_edge.pipeline.plan import ExportPlan
+
+
+def example_args(manifest: ResolvedManifest, plan: ExportPlan) -> tuple[Any, Any]:
+    import torch
+
+    from trt_edge.pipeline.export import example_args as sampled
+
+    input_ids, _ = sampled(manifest, plan)
+    seq = int(input_ids.shape[1])
+    return input_ids, torch.arange(seq, dtype=torch.int64)
+
+
+def export_causal_lm(manifest: ResolvedManifest, plan: ExportPlan, wrapper: Any) -> Any:
+    """The ExportedProgram of `StaticCacheLM`; a failure is an `ExportError` in manifest terms."""
+    import torch
+
+    from trt_edge.llm.rewrites import rotate_half_as_matmul
+    from trt_edge.pipeline.export import explain_export_failure
+
+    args = example_args(manifest, plan)
+    try:
+        with torch.no_grad(), rotate_half_as_matmul(wrapper.model, wrapper):
+            return torch.export.export(
+                wrapper, args, dynamic_shapes=plan.dynamic_shapes(manifest.inputs), strict=False
+            )
+    except Exception as exc:
+        raise ExportError(explain_export_failure(manifest, plan, exc)) from exc

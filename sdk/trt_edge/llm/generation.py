@@ -1,0 +1,183 @@
+"""Greedy generation with a causal-LM bundle (its `llm` section): the loop an application writes.
+
+The prompt runs under the bundle's `prefill` phase — in chunks when it is longer
+than that phase's profile accepts, positions continuing — and each new token under
+`decode`, one position at a time; the KV cache stays inside the program between
+calls, so only token ids, positions and one logits row cross the boundary. A phase
+the bundle's runtime policy does not name runs under `auto`. Stops at an eos id
+(which is kept, as transformers' `generate` keeps it) or after `max_new_tokens`.
+
+Restarting at position 0 on the same loaded method is exact: the causal mask hides
+whatever a longer earlier sequence left in later slots. Plain stdlib at import
+(`trt-edge --help` imports the CLI module that imports this one); numpy inside.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from trt_edge.llm.errors import GenerateContractError
+
+if TYPE_CHECKING:
+    from trt_edge_runner.bundle_format import BundleManifest, LlmSection
+    from trt_edge_runner.runner import Runner, Target
+
+PREFILL = "prefill"
+DECODE = "decode"
+
+
+@dataclass(frozen=True)
+class Step:
+    phase: str
+    profile: int
+    start: int  # first position written
+    seq: int
+    ms: float
+
+
+@dataclass
+class GreedyResult:
+    prompt_ids: list[int]
+    tokens: list[int] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    stop: str = "max_new_tokens"  # or "eos"
+    first_token_s: float = 0.0  # from the first prefill call to the first token
+    total_s: float = 0.0  # from the first prefill call to the last token
+
+    def timings(self) -> dict[str, float | None]:
+        prefill = [s.ms for s in self.steps if s.phase == PREFILL]
+        decode = [s.ms for s in self.steps[self._prompt_calls() :]]
+        decode_s = sum(decode) / 1e3
+        return {
+            "prefill_ms": round(sum(prefill), 3),
+            "time_to_first_token_ms": round(self.first_token_s * 1e3, 3),
+            "decode_ms_per_token": round(sum(decode) / len(decode), 3) if decode else None,
+            "decode_tokens_per_s": round(len(decode) / decode_s, 2) if decode_s > 0 else None,
+            "tokens_per_s": round(len(self.tokens) / self.total_s, 2) if self.total_s else None,
+            "total_ms": round(self.total_s * 1e3, 3),
+        }
+
+    def _prompt_calls(self) -> int:
+        """How many calls carried the prompt (the rest each made one new token)."""
+        covered, calls = 0, 0
+        for step in self.steps:
+            if covered >= len(self.prompt_ids):
+                break
+            covered += step.seq
+            calls += 1
+        return calls
+
+
+def prefill_chunks(length: int, low: int, high: int) -> list[int]:
+    """Split a prompt of `length` into calls whose sizes the prefill profile takes
+    ([low, high]) where possible; leftovers it cannot take become 1-token calls."""
+    if length < 1:
+        return []
+    if high < 1 or low > high:
+        return [1] * length
+    chunks: list[int] = []
+    remaining = length
+    while remaining > high:
+        chunks.append(high)
+        remaining -= high
+    if remaining >= low:
+        chunks.append(remaining)
+    elif chunks and high - (low - remaining) >= low:
+        chunks[-1] -= low - remaining  # borrow from the previous full chunk
+        chunks.append(low)
+    else:
+        chunks.extend([1] * remaining)
+    return chunks
+
+
+def phase_seq_range(manifest: BundleManifest, phase: str) -> tuple[int, int]:
+    """The `seq` extents the phase's profile accepts (the union under auto or no phase)."""
+    target = manifest.runtime.phases.get(phase, "auto")
+    profiles = manifest.profiles if target == "auto" else (manifest.profiles[int(target)],)
+    ranges = [p.dims["seq"] for p in profiles if "seq" in p.dims]
+    if not ranges:
+        return (1, 1)
+    return (min(r.min for r in ranges), max(r.max for r in ranges))
+
+
+def phase_target(runner: Runner, phase: str) -> Target:
+    """The phase by name when the bundle's policy names it, else `auto`."""
+    from trt_edge_runner.policy import Request
+
+    return phase if phase in runner.manifest.runtime.phases else Request.auto()
+
+
+def llm_section(runner: Runner) -> LlmSection:
+    section = runner.manifest.llm
+    if section is None:
+        raise GenerateContractError(
+            f"{runner.bundle_dir}/bundle.json has no `llm` section: not a causal LM built by "
+            "the Hugging Face recipe"
+        )
+    return section
+
+
+def check_request(section: LlmSection, prompt: list[int], max_new_tokens: int) -> None:
+    """Refuse a prompt or length the bundle cannot serve, before anything runs."""
+    if not prompt:
+        raise GenerateContractError("the prompt is empty: give at least one token")
+    bad = [t for t in prompt if not 0 <= t < section.vocab_size]
+    if bad:
+        raise GenerateContractError(
+            f"prompt ids {bad[:8]} are outside the vocabulary [0, {section.vocab_size})"
+        )
+    if max_new_tokens < 1:
+        raise GenerateContractError("--max-new-tokens must be at least 1")
+    # The last generated token is never fed back: it needs no cache slot.
+    needed = len(prompt) + max_new_tokens - 1
+    if needed > section.max_cache_len:
+        raise GenerateContractError(
+            f"the prompt ({len(prompt)} tokens) and --max-new-tokens {max_new_tokens} need "
+            f"{needed} cache positions; the bundle's KV cache holds {section.max_cache_len} "
+            "(llm.max_cache_len): shorten one of them"
+        )
+
+
+def greedy_generate(runner: Runner, prompt: list[int], max_new_tokens: int) -> GreedyResult:
+    """Prefill (chunked as the profiles need), then decode argmax tokens until eos or the limit."""
+    import numpy as np
+
+    section = llm_section(runner)
+    check_request(section, prompt, max_new_tokens)
+    eos = set(section.eos_token_ids)
+    low, high = phase_seq_range(runner.manifest, PREFILL)
+    names = [spec.name for spec in runner.manifest.inputs]
+    tokens_at, positions_at = (
+        names.index(section.tokens_input),
+        names.index(section.positions_input),
+    )
+    result = GreedyResult(prompt_ids=list(prompt))
+
+    def call(phase: str, ids: list[int], start: int) -> Any:
+        arrays: list[Any] = [None] * len(names)
+        arrays[tokens_at] = np.asarray([ids], dtype=np.int64)
+        arrays[positions_at] = np.arange(start, start + len(ids), dtype=np.int64)
+        run = runner.run(phase_target(runner, phase), arrays)
+        result.steps.append(Step(phase, run.profile, start, len(ids), round(run.seconds * 1e3, 3)))
+        return run.outputs[0]
+
+    started = time.perf_counter()
+    position = 0
+    logits: Any = None
+    for size in prefill_chunks(len(prompt), low, high):
+        phase = PREFILL if low <= size <= high else DECODE
+        logits = call(phase, prompt[position : position + size], position)
+        position += size
+    token = int(np.argmax(logits[0]))
+    result.first_token_s = time.perf_counter() - started
+    result.tokens.append(token)
+    while token not in eos and len(result.tokens) < max_new_tokens:
+        logits = call(DECODE, [token], position)
+        position += 1
+        token = int(np.argmax(logits[0]))
+        result.tokens.append(token)
+    result.total_s = time.perf_counter() - started
+    result.stop = "eos" if token in eos else "max_new_tokens"
+    return result

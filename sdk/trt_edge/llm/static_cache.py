@@ -1,0 +1,133 @@
+"""The export wrapper: a causal LM whose KV cache lives in its own buffers.
+
+Why not transformers' own `integrations.executorch` wrappers (5.23): their cache
+tensors sit on cache-layer objects, which non-strict export lifts as *constants*
+(the state would be lost between calls) and strict export breaks
+`run_decompositions`; and they return logits for every position. Here each layer's
+keys and values are non-persistent buffers `[1, KV, max_cache_len, head_dim]` read
+through `self`, written with `index_copy_` at `cache_position`, so non-strict
+export records them as mutated buffers; the masks are built from `cache_position`
+with integer compares (no Python branch on a symbolic length); and only the last
+position's logits leave the method.
+
+Sliding-window layers (Gemma-3) get a full-length cache and a sliding mask over
+absolute positions: exact for every position below `max_cache_len`, at the cost of
+`max_cache_len - window` slots those layers never attend to.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+FULL = "full_attention"
+SLIDING = "sliding_attention"
+
+
+class BufferCache:
+    """The part of transformers' `Cache` protocol decoder layers call: `update(k, v, layer)`.
+
+    Writes the new keys/values at `cache_position` into the wrapper's buffers and
+    returns the whole fixed-length buffers; the attention masks hide the slots that
+    are not (or no longer) visible.
+    """
+
+    is_compileable = True
+
+    def __init__(
+        self, keys: list[torch.Tensor], values: list[torch.Tensor], cache_position: torch.Tensor
+    ) -> None:
+        self.keys = keys
+        self.values = values
+        self.cache_position = cache_position
+
+    def update(
+        self,
+        key_states: torch.Tensor,
+        value_states: torch.Tensor,
+        layer_idx: int,
+        *_: Any,
+        **__: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        self.keys[layer_idx].index_copy_(2, self.cache_position, key_states)
+        self.values[layer_idx].index_copy_(2, self.cache_position, value_states)
+        return self.keys[layer_idx], self.values[layer_idx]
+
+    def get_seq_length(self, layer_idx: int = 0) -> torch.Tensor:
+        """Only read when position_ids are missing; the wrapper always passes them."""
+        return self.cache_position[0]
+
+
+class StaticCacheLM(nn.Module):
+    """forward(input_ids [1, seq], cache_position [seq]) -> last-position logits [1, vocab].
+
+    `model` must already return `[1, vocab]` for the last position (its `lm_head`
+    replaced by `rewrites.LastPositionHead`), so it is called with `logits_to_keep=0`.
+    """
+
+    def __init__(self, model: nn.Module, max_cache_len: int) -> None:
+        super().__init__()
+        config = model.config.get_text_config()  # type: ignore[operator, union-attr]
+        self.model = model
+        self.max_cache_len = max_cache_len
+        self.n_layers = int(config.num_hidden_layers)
+        types = getattr(config, "layer_types", None) or [FULL] * self.n_layers
+        self.layer_types = [str(t) for t in types]
+        unknown = sorted(set(self.layer_types) - {FULL, SLIDING})
+        if unknown:
+            raise ValueError(f"layer types {unknown} are not supported (only {FULL}, {SLIDING})")
+        self.sliding_window = int(getattr(config, "sliding_window", 0) or 0)
+        if SLIDING in self.layer_types and self.sliding_window < 1:
+            raise ValueError("the config has sliding_attention layers but no sliding_window")
+        n_kv = int(config.num_key_value_heads or config.num_attention_heads)
+        head_dim = int(
+            getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        )
+        dtype = next(model.parameters()).dtype
+        shape = (1, n_kv, max_cache_len, head_dim)
+        for i in range(self.n_layers):
+            # persistent=False: the cache is state, not a weight; it never goes to safetensors.
+            self.register_buffer(f"k_cache_{i}", torch.zeros(shape, dtype=dtype), persistent=False)
+            self.register_buffer(f"v_cache_{i}", torch.zeros(shape, dtype=dtype), persistent=False)
+
+    def cache_buffer_names(self) -> list[str]:
+        return [f"{kind}_cache_{i}" for i in range(self.n_layers) for kind in ("k", "v")]
+
+    def masks(
+        self, cache_position: torch.Tensor, dtype: torch.dtype
+    ) -> torch.Tensor | dict[str, torch.Tensor]:
+        """Additive masks `[1, 1, seq, max_cache_len]`: 0 where a query may attend, min elsewhere.
+
+        Float, not bool, so attention is `scores + mask` (an add XNNPACK takes) rather
+        than a `where` on booleans. Full-attention-only models take one mask; hybrid
+        models take a `{layer type: mask}` mapping, which transformers uses as prepared.
+        """
+        slots = torch.arange(self.max_cache_len, device=cache_position.device).unsqueeze(0)
+        query = cache_position.unsqueeze(-1)  # [seq, 1]
+        visible = {FULL: slots <= query}
+        if SLIDING in self.layer_types:
+            visible[SLIDING] = visible[FULL] & (slots > query - self.sliding_window)
+        lowest = torch.finfo(dtype).min
+        masks = {
+            name: torch.zeros((), dtype=dtype).masked_fill(~ok, lowest)[None, None]
+            for name, ok in visible.items()
+        }
+        if set(self.layer_types) == {FULL}:
+            return masks[FULL]
+        return masks
+
+    def forward(self, input_ids: torch.Tensor, cache_position: torch.Tensor) -> torch.Tensor:
+        keys = [getattr(self, f"k_cache_{i}") for i in range(self.n_layers)]
+        values = [getattr(self, f"v_cache_{i}") for i in range(self.n_layers)]
+        out = self.model(
+            input_ids=input_ids,
+            position_ids=cache_position.unsqueeze(0),
+            attention_mask=self.masks(cache_position, keys[0].dtype),
+            past_key_values=BufferCache(keys, values, cache_position),
+            use_cache=True,
+            logits_to_keep=0,
+        )
+        logits: torch.Tensor = out.logits
+        return logits

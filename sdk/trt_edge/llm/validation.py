@@ -1,0 +1,396 @@
+"""The `validate` stage for a causal LM: the staged bundle, through the runner, vs transformers.
+
+Every check runs the bundle's method the way generation does — a prefill at
+positions 0..s-1, then decode steps at s, s+1, … — and compares each call's
+last-position logits with eager transformers under the same cache semantics
+(`reference.eager_chain`), within the manifest's atol/rtol:
+
+- `parity`: every profile at its min/opt/max `seq` (pinned to that profile), then
+  decode steps under the `decode` phase;
+- `state`: a prompt continued in two prefill calls (longer than the sliding window
+  where the model has one) and decoded; one position overwritten changes what the
+  next one sees, exactly as eager says; a freshly loaded method starts clean; a
+  used one restarted at position 0 is exact;
+- `generation`: greedy tokens of the bundle (`generation.greedy_generate`, the loop
+  `trt-edge generate` runs) equal `generate(do_sample=False)`, or first diverge
+  where eager's top-2 gap is within the parity tolerance of the two logits;
+- `tokenizer`: the bundle's tokenizer (the `tokenizers` library and the section's
+  bos rule alone) encodes and decodes sample strings as transformers does;
+- `cache_bounds`: a position at `max_cache_len` or below 0 is refused by the runner;
+- `outside`: one step past every profile's `seq` bounds is refused.
+
+The report is deterministic (no timings, no paths; errors rounded to 4 digits):
+it is hashed into bundle.json.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from trt_edge_runner.bundle_format import DelegateInfo
+
+from trt_edge.llm.generation import DECODE, PREFILL, greedy_generate, phase_seq_range, phase_target
+from trt_edge.llm.reference import eager_chain, eager_generate
+from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.pipeline.delegates import signature_check_summary
+from trt_edge.pipeline.errors import ValidationFailedError
+from trt_edge.pipeline.plan import ExportPlan
+from trt_edge.pipeline.validate import ValidationReport, compare_arrays, probe_outside
+
+DECODE_STEPS = 3  # after each parity prefill
+OVERWRITE_PREFIX = 10  # tokens before the overwritten position
+GENERATE_PROMPT = 12
+GENERATE_TOKENS = 8
+PROMPT_SEED = 2026
+
+
+class _Checks:
+    """One validation run: the runner, the eager model, the failures collected so far."""
+
+    def __init__(
+        self, staged: Path, manifest: ResolvedManifest, runner: Any, model: Any, failures: list[str]
+    ) -> None:
+        self.staged = staged
+        self.manifest = manifest
+        self.runner = runner
+        self.model = model
+        self.failures = failures
+        self.scrub = str(staged)
+        section = runner.manifest.llm
+        self.vocab = section.vocab_size
+        self.cache_len = section.max_cache_len
+        self.prefill_range = phase_seq_range(runner.manifest, PREFILL)
+        self.rng = np.random.default_rng(PROMPT_SEED)
+
+    # ---- running -------------------------------------------------------------
+    def prompt(self, length: int) -> list[int]:
+        return [int(t) for t in self.rng.integers(0, self.vocab, size=length)]
+
+    def call(self, runner: Any, target: Any, ids: list[int], start: int) -> tuple[Any, int]:
+        arrays = [
+            np.asarray([ids], dtype=np.int64),
+            np.arange(start, start + len(ids), dtype=np.int64),
+        ]
+        result = runner.run(target, arrays)
+        return np.asarray(result.outputs[0]), int(result.profile)
+
+    def compare_chain(
+        self,
+        label: str,
+        calls: list[tuple[Any, list[int], int]],
+        runner: Any | None = None,
+        greedy_steps: int = 0,
+        decode: Any = None,
+    ) -> dict[str, Any]:
+        """Run `(target, ids, start)` calls in order — then `greedy_steps` decode calls, each
+        feeding the bundle's own argmax token — and compare every call's logits with eager's
+        chain of the same chunks (eager continues one cache: starts follow on from 0)."""
+        from trt_edge_runner.errors import RunnerError
+
+        runner = runner or self.runner
+        calls = list(calls)
+        got: list[np.ndarray] = []
+        profiles: list[int] = []
+        try:
+            for target, ids, start in calls:
+                logits, profile = self.call(runner, target, ids, start)
+                got.append(logits)
+                profiles.append(profile)
+            for _ in range(greedy_steps):
+                _, last_ids, last_start = calls[-1]
+                step = ([int(np.argmax(got[-1][0]))], last_start + len(last_ids))
+                calls.append((decode, *step))
+                logits, profile = self.call(runner, decode, *step)
+                got.append(logits)
+                profiles.append(profile)
+        except RunnerError as exc:
+            error = str(exc).replace(self.scrub, self.manifest.name)
+            self.failures.append(f"{label}: the runner failed: {error}")
+            return {"check": label, "ok": False, "error": error}
+        want = eager_chain(self.model, [ids for _, ids, _ in calls])
+        rows: list[dict[str, Any]] = []
+        for (_, ids, start), g, w, profile in zip(calls, got, want, profiles, strict=True):
+            row = compare_arrays(g, w, self.manifest.atol, self.manifest.rtol)
+            rows.append({"start": start, "seq": len(ids), "profile": profile, **row})
+        ok = all(r["ok"] for r in rows)
+        if not ok:
+            worst = max(r["max_abs"] or 0.0 for r in rows)
+            self.failures.append(
+                f"{label}: logits differ from eager transformers by up to {worst} "
+                f"(atol {self.manifest.atol}, rtol {self.manifest.rtol})"
+            )
+        return {"check": label, "calls": rows, "ok": ok, "logits": got}
+
+    # ---- checks --------------------------------------------------------------
+    def parity(self, plan: ExportPlan) -> list[dict[str, Any]]:
+        entries = []
+        decode = phase_target(self.runner, DECODE)
+        for sample in plan.samples:
+            seq = sample.symbols["seq"]
+            profile = self.manifest.profiles[sample.profile]
+            label = f"profile {sample.profile} ({profile.name}) at {sample.point} seq={seq}"
+            result = self.compare_chain(
+                label,
+                [(sample.profile, self.prompt(seq), 0)],
+                greedy_steps=min(DECODE_STEPS, self.cache_len - seq),
+                decode=decode,
+            )
+            result.pop("logits", None)
+            rows = result.get("calls", [])
+            selected = rows[0]["profile"] if rows else None
+            if selected is not None and selected != sample.profile:
+                result["ok"] = False
+                self.failures.append(f"{label}: the runner selected profile {selected}")
+            entries.append(
+                {
+                    "profile": sample.profile,
+                    "profile_name": profile.name,
+                    "point": sample.point,
+                    "symbols": dict(sample.symbols),
+                    "selected_profile": selected,
+                    **result,
+                    "outputs": [_worst(rows)] if rows else [],
+                }
+            )
+        return entries
+
+    def prefill_size(self, wanted: int) -> int:
+        low, high = self.prefill_range
+        return max(low, min(high, wanted))
+
+    def state(self) -> list[dict[str, Any]]:
+        from trt_edge_runner.runner import Runner
+
+        prefill = phase_target(self.runner, PREFILL)
+        decode = phase_target(self.runner, DECODE)
+        entries = []
+        # Continuation: two prefill calls then decode, crossing the sliding window if any.
+        label = "state: prompt in two prefill calls, then decode"
+        half = self.prefill_size((self.cache_len - 2) // 2)
+        if 2 * half + 2 <= self.cache_len:
+            first, second, tail = self.prompt(half), self.prompt(half), self.prompt(2)
+            calls = [
+                (prefill, first, 0),
+                (prefill, second, half),
+                (decode, tail[:1], 2 * half),
+                (decode, tail[1:], 2 * half + 1),
+            ]
+            entries.append(self.compare_chain(label, calls))
+        else:
+            entries.append(_skipped(label, 2 * half + 2, self.cache_len))
+        # Overwrite: position n rewritten with another token changes what n+1 sees.
+        n = self.prefill_size(OVERWRITE_PREFIX)
+        a, b, c = self.prompt(3)
+        if n + 2 <= self.cache_len:
+            prefix = self.prompt(n)
+            before = self.compare_chain(
+                "state: decode at n, n+1",
+                [(prefill, prefix, 0), (decode, [a], n), (decode, [b], n + 1)],
+            )
+            after = self.compare_chain(
+                "state: position n overwritten, then n+1 again",
+                [(prefill, prefix, 0), (decode, [c], n), (decode, [b], n + 1)],
+            )
+            changed = None
+            if "logits" in before and "logits" in after:
+                delta = float(np.abs(after["logits"][-1] - before["logits"][-1]).max())
+                changed = bool(delta > self.manifest.atol)
+                if not changed:
+                    self.failures.append(
+                        "state: overwriting position n did not change the logits at n+1: the "
+                        "cache is not written in place"
+                    )
+            after["changed_next_position"] = changed
+            entries += [before, after]
+        else:
+            entries.append(_skipped("state: position n overwritten", n + 2, self.cache_len))
+        # A freshly loaded method starts clean (its planned memory zeroed): a first token
+        # at position 0 equals eager's, finite although nothing was written before.
+        fresh = Runner.open(self.staged, verify_files=False)
+        entries.append(
+            self.compare_chain("state: fresh load, position 0", [(decode, [a], 0)], fresh)
+        )
+        # Restart: the used method, back at position 0 with a shorter prompt.
+        entries.append(
+            self.compare_chain("state: restart at position 0", [(prefill, self.prompt(n), 0)])
+        )
+        for entry in entries:
+            entry.pop("logits", None)
+        return entries
+
+    def generation(self) -> dict[str, Any]:
+        from trt_edge_runner.errors import RunnerError
+
+        length = max(1, min(GENERATE_PROMPT, self.cache_len - 1))
+        count = max(1, min(GENERATE_TOKENS, self.cache_len - length + 1))
+        prompt = self.prompt(length)
+        eager = eager_generate(self.model, prompt, count)
+        entry: dict[str, Any] = {"prompt_ids": prompt, "max_new_tokens": count}
+        try:
+            ours = greedy_generate(self.runner, prompt, count)
+        except RunnerError as exc:
+            error = str(exc).replace(self.scrub, self.manifest.name)
+            self.failures.append(f"generation: the runner failed: {error}")
+            return {**entry, "ok": False, "error": error}
+        entry.update(bundle_tokens=ours.tokens, eager_tokens=eager.tokens, equal=False)
+        entry["phases"] = {
+            phase: sorted({s.profile for s in ours.steps if s.phase == phase})
+            for phase in (PREFILL, DECODE)
+        }
+        if ours.tokens == eager.tokens:
+            entry.update(equal=True, first_divergence=None, ok=True)
+            return entry
+        step = next(
+            i
+            for i, (x, y) in enumerate(zip([*ours.tokens, -1], [*eager.tokens, -2], strict=False))
+            if x != y
+        )
+        gap = eager.top2_gaps[step] if step < len(eager.top2_gaps) else None
+        top1 = eager.top1[step] if step < len(eager.top1) else 0.0
+        tolerance = 2 * (self.manifest.atol + self.manifest.rtol * abs(top1))
+        ok = gap is not None and gap <= tolerance
+        entry.update(
+            first_divergence={
+                "step": step,
+                "eager_top2_gap": _figure(gap),
+                "tolerance": _figure(tolerance),
+            },
+            ok=ok,
+        )
+        if not ok:
+            self.failures.append(
+                f"generation: greedy tokens diverge from generate(do_sample=False) at step "
+                f"{step}, where eager's top-2 gap {_figure(gap)} exceeds the parity tolerance "
+                f"{_figure(tolerance)}: bundle {ours.tokens}, eager {eager.tokens}"
+            )
+        return entry
+
+    def tokenizer(self) -> dict[str, Any]:
+        from trt_edge.llm.text import HostTokenizer
+        from trt_edge.llm.tokenizer import SAMPLE_TEXTS, load_auto_tokenizer
+
+        section = self.runner.manifest.llm
+        if section.tokenizer is None:
+            return {"present": False, "ok": True}
+        reference = load_auto_tokenizer(self.manifest)
+        host = HostTokenizer.from_bundle(self.staged, section)
+        rows = []
+        for text in SAMPLE_TEXTS:
+            want = list(reference(text)["input_ids"])
+            got = host.encode(text)
+            decoded = host.decode(want)
+            expected = reference.decode(want, skip_special_tokens=True)
+            rows.append(
+                {"text": text, "encode_equal": got == want, "decode_equal": decoded == expected}
+            )
+        ok = all(r["encode_equal"] and r["decode_equal"] for r in rows)
+        if not ok:
+            bad = [r["text"] for r in rows if not (r["encode_equal"] and r["decode_equal"])]
+            self.failures.append(
+                f"tokenizer: the bundle's tokenizer disagrees with transformers on {bad!r}"
+            )
+        return {"present": True, "file": section.tokenizer, "samples": rows, "ok": ok}
+
+    def cache_bounds(self) -> list[dict[str, Any]]:
+        from trt_edge_runner.errors import InputValueError, RunnerError
+
+        decode = phase_target(self.runner, DECODE)
+        entries = []
+        for position in (self.cache_len, -1):
+            entry: dict[str, Any] = {"position": position}
+            try:
+                self.call(self.runner, decode, [0], position)
+            except InputValueError as exc:
+                entry.update(rejected=True, error=str(exc).replace(self.scrub, self.manifest.name))
+            except RunnerError as exc:
+                entry.update(rejected=False, error=str(exc).replace(self.scrub, self.manifest.name))
+            else:
+                entry.update(rejected=False)
+            if not entry["rejected"]:
+                self.failures.append(
+                    f"cache_bounds: position {position} (cache [0, {self.cache_len})) was not "
+                    "refused by the runner before executing"
+                )
+            entries.append(entry)
+        return entries
+
+
+def _skipped(label: str, needed: int, cache_len: int) -> dict[str, Any]:
+    """A check the cache is too short for: recorded as such, not silently left out."""
+    return {"check": label, "ok": True, "skipped": f"needs {needed} positions, cache {cache_len}"}
+
+
+def _figure(value: float | None) -> float | None:
+    return None if value is None else float(f"{value:.4g}")
+
+
+def _worst(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One summary output per parity entry, as the generic report has (for the tables)."""
+    abs_errs = [r["max_abs"] for r in rows if r["max_abs"] is not None]
+    rel_errs = [r["max_rel"] for r in rows if r["max_rel"] is not None]
+    return {
+        "output": 0,
+        "shape": rows[0]["shape"],
+        "max_abs": max(abs_errs) if abs_errs else None,
+        "max_rel": max(rel_errs) if rel_errs else None,
+        "ok": all(r["ok"] for r in rows),
+    }
+
+
+def validate_causal_lm(
+    staged: Path,
+    manifest: ResolvedManifest,
+    plan: ExportPlan,
+    backend: str,
+    delegates: tuple[DelegateInfo, ...] = (),
+) -> ValidationReport:
+    """Every check above on the staged bundle; the report document and its verdict."""
+    from trt_edge_runner.errors import RunnerError
+    from trt_edge_runner.runner import Runner
+
+    from trt_edge.llm.loading import load_eager
+
+    source = manifest.huggingface
+    assert source is not None
+    try:
+        runner = Runner.open(staged, verify_files=True)
+    except RunnerError as exc:
+        raise ValidationFailedError(
+            f"{manifest.source_path}: the device runner cannot open the built bundle: "
+            + str(exc).replace(str(staged), manifest.name)
+        ) from exc
+    if runner.manifest.llm is None:
+        raise ValidationFailedError(f"{manifest.source_path}: the bundle has no llm section")
+    failures: list[str] = []
+    checks = _Checks(staged, manifest, runner, load_eager(manifest), failures)
+    parity = checks.parity(plan)
+    state = checks.state()
+    generation = checks.generation()
+    tokenizer = checks.tokenizer()
+    bounds = checks.cache_bounds()
+    outside = probe_outside(runner, manifest, plan, failures, str(staged))
+    doc = {
+        "model": {"name": manifest.name, "version": manifest.version},
+        "backend": backend,
+        "tolerance": {"atol": manifest.atol, "rtol": manifest.rtol},
+        "runner_mode": runner.mode,
+        "recipe": {
+            "architecture": source.architecture,
+            "max_cache_len": source.max_cache_len,
+            "reference": "transformers, DynamicCache, one call per chunk",
+        },
+        "parity": parity,
+        "state": state,
+        "generation": generation,
+        "tokenizer": tokenizer,
+        "cache_bounds": bounds,
+        "outside": outside,
+        "delegates": [dataclasses.asdict(d) for d in delegates],  # as in bundle.json
+        "profile_signature_check": signature_check_summary(delegates),
+        "ok": not failures,
+        "failures": failures,
+    }
+    return ValidationReport(doc)

@@ -1,0 +1,187 @@
+"""What a manifest can know about a Hugging Face folder without importing transformers.
+
+`trt-edge validate` must stay instant, so a `model.huggingface` folder is read
+here with `json` and `pathlib` only: `config.json` says which architecture and
+how many positions and tokens the model has, the directory listing says whether
+the weights and a tokenizer are there. The build loads the model itself later
+(`trt_edge.llm.loading`); this module only decides whether it can.
+
+The recipe's inputs are fixed (one method serving prefill and decode), so a
+manifest may leave `inputs` out and `implied_inputs` supplies them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trt_edge_runner.bundle_format import TensorSpec
+from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
+
+# Architectures the recipe is written and tested for, with the `model_type` their
+# config.json carries. Anything else is refused at validate time, not half-built.
+SUPPORTED_ARCHITECTURES: dict[str, str] = {
+    "Gemma3ForCausalLM": "gemma3_text",
+    "LlamaForCausalLM": "llama",
+    "Qwen2ForCausalLM": "qwen2",
+    "Qwen3ForCausalLM": "qwen3",
+}
+
+SEQ = "seq"  # the one symbol of the recipe's inputs
+TOKENS_INPUT = "input_ids"
+POSITIONS_INPUT = "cache_position"
+
+SAFETENSORS = "model.safetensors"
+SAFETENSORS_INDEX = "model.safetensors.index.json"
+PICKLED_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model")
+
+
+class FolderProblem(TrtEdgeError):
+    """The folder cannot be built; `message` says what is wrong and what to do. The
+    manifest checks turn it into a located diagnostic."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+@dataclass(frozen=True)
+class FolderFacts:
+    """What config.json and the directory listing say about a save_pretrained folder."""
+
+    folder: Path
+    architecture: str
+    model_type: str
+    vocab_size: int
+    max_position_embeddings: int | None
+    weights: tuple[str, ...]  # safetensors files, relative to the folder
+    has_tokenizer: bool
+
+
+def _read_config(folder: Path) -> dict[str, Any]:
+    config = folder / "config.json"
+    if not config.is_file():
+        raise FolderProblem(
+            f"{folder} has no config.json: not a save_pretrained folder; write it with "
+            "model.save_pretrained(folder) and tokenizer.save_pretrained(folder)"
+        )
+    try:
+        doc = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise FolderProblem(f"{config} cannot be read as JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise FolderProblem(f"{config} is not a JSON object")
+    return doc
+
+
+def _architecture(config: dict[str, Any], source: Path) -> tuple[str, str]:
+    supported = ", ".join(SUPPORTED_ARCHITECTURES)
+    model_type = config.get("model_type")
+    named = config.get("architectures")
+    if isinstance(named, list) and named:
+        known = [a for a in named if a in SUPPORTED_ARCHITECTURES]
+        if not known:
+            raise FolderProblem(
+                f"{source}: architecture {', '.join(map(str, named))} is not supported by the "
+                f"Hugging Face recipe (supported: {supported})"
+            )
+        architecture = known[0]
+    else:
+        by_type = {t: a for a, t in SUPPORTED_ARCHITECTURES.items()}
+        if model_type not in by_type:
+            raise FolderProblem(
+                f"{source}: model_type {model_type!r} with no `architectures` is not supported "
+                f"by the Hugging Face recipe (supported: {supported})"
+            )
+        architecture = by_type[str(model_type)]
+    expected = SUPPORTED_ARCHITECTURES[architecture]
+    if model_type != expected:
+        raise FolderProblem(
+            f"{source}: {architecture} needs model_type {expected!r}, config.json says "
+            f"{model_type!r} (a multimodal or other variant is not supported)"
+        )
+    return architecture, expected
+
+
+def _weights(folder: Path) -> tuple[str, ...]:
+    single = folder / SAFETENSORS
+    index = folder / SAFETENSORS_INDEX
+    if single.is_file():
+        return (SAFETENSORS,)
+    if index.is_file():
+        try:
+            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+            shards = sorted({str(name) for name in weight_map.values()})
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError):
+            raise FolderProblem(f"{index} is not a safetensors index (no weight_map)") from None
+        missing = [name for name in shards if not (folder / name).is_file()]
+        if missing:
+            raise FolderProblem(
+                f"{folder}: weight file(s) {', '.join(missing)} listed in {SAFETENSORS_INDEX} "
+                "are missing; copy the whole folder"
+            )
+        return tuple(shards)
+    pickled = [name for name in PICKLED_WEIGHTS if (folder / name).is_file()]
+    if pickled:
+        raise FolderProblem(
+            f"{folder} holds {pickled[0]} (pickled weights) but no {SAFETENSORS}: the recipe "
+            "loads safetensors only; re-save with model.save_pretrained(folder)"
+        )
+    raise FolderProblem(
+        f"{folder} has no weights: neither {SAFETENSORS} nor {SAFETENSORS_INDEX}; write them "
+        "with model.save_pretrained(folder)"
+    )
+
+
+def _positive_int(config: dict[str, Any], key: str, source: Path) -> int | None:
+    value = config.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise FolderProblem(f"{source}: {key} is {value!r}, expected a positive integer")
+    return value
+
+
+def read_folder(folder: Path) -> FolderFacts:
+    """The facts of `folder`, or `FolderProblem` saying why it cannot be built."""
+    if not folder.exists():
+        raise FolderProblem(
+            f"folder {folder} does not exist; the path is relative to the manifest "
+            "(write the model there with save_pretrained)"
+        )
+    if not folder.is_dir():
+        raise FolderProblem(f"{folder} is not a folder; give the save_pretrained directory")
+    config = _read_config(folder)
+    source = folder / "config.json"
+    architecture, model_type = _architecture(config, source)
+    vocab_size = _positive_int(config, "vocab_size", source)
+    if vocab_size is None:
+        raise FolderProblem(f"{source} has no vocab_size")
+    return FolderFacts(
+        folder=folder,
+        architecture=architecture,
+        model_type=model_type,
+        vocab_size=vocab_size,
+        max_position_embeddings=_positive_int(config, "max_position_embeddings", source),
+        weights=_weights(folder),
+        has_tokenizer=any((folder / name).is_file() for name in TOKENIZER_FILES),
+    )
+
+
+def implied_inputs(vocab_size: int, max_cache_len: int) -> tuple[TensorSpec, TensorSpec]:
+    """The recipe's method inputs: the new tokens and the cache slots they are written to."""
+    return (
+        TensorSpec(TOKENS_INPUT, "int64", (1, SEQ), (0, vocab_size)),
+        TensorSpec(POSITIONS_INPUT, "int64", (SEQ,), (0, max_cache_len)),
+    )
+
+
+def describe_inputs(inputs: tuple[TensorSpec, ...]) -> str:
+    """`input_ids int64 [1, seq] values [0, 2048), cache_position ...` for messages."""
+    parts = []
+    for spec in inputs:
+        shape = ", ".join(str(d) for d in spec.shape)
+        values = f" values [{spec.values[0]}, {spec.values[1]})" if spec.values else ""
+        parts.append(f"{spec.name} {spec.dtype} [{shape}]{values}")
+    return ", ".join(parts)
