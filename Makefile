@@ -27,12 +27,16 @@ $(STAMP): requirements-dev.txt sdk/pyproject.toml device_runner/pyproject.toml
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e device_runner -e sdk
 	touch $@
 
+# Both tools take their files from pyproject.toml (ruff: the whole checkout minus
+# extend-exclude; mypy: `files`), and tests/lint checks that each covers every .py git has.
 lint: setup
-	$(BIN)/ruff check sdk device_runner tests benchmarks examples
-	$(BIN)/ruff format --check sdk device_runner tests benchmarks examples
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
+# The device package twice: as part of the host (3.11) and as JetPack 6 runs it (3.10).
 typecheck: setup
 	$(BIN)/mypy
+	$(BIN)/mypy --python-version 3.10 device_runner/trt_edge_runner
 
 # Torch-TensorRT's ExecuTorch blob serializer is pure Python; its wheel cannot be
 # imported here (no TensorRT), so the one file our TR01/TR02 reader is checked

@@ -7,26 +7,35 @@ JSON, and the planner alone. Run: `.venv/bin/python benchmarks/bench_fleet.py`.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from timing import median_seconds
 from trt_edge.fleet.inventory import devices_from_inventory_json
 from trt_edge.fleet.schedule import plan_waves
+from trt_edge.targets import load_catalog
 
-ORIN = {
-    "id": "jetson-orin-nano-jp6",
-    "arch": "aarch64",
-    "sm": "8.7",
-    "jetpack": "6.2",
-    "l4t": "36.4.3",
-    "cuda": "12.6",
-    "tensorrt": "10.3",
+ORIN_NANO = "jetson-orin-nano-jp6"
+_CATALOG = load_catalog()
+# A TensorRT bundle's target, as a build records it, and what such a device reports.
+ORIN = _CATALOG.fingerprint(_CATALOG.get(ORIN_NANO), "tensorrt")
+DEVICE_FACTS = {
+    k: v for k, v in _CATALOG.get(ORIN_NANO).device_facts().items() if k not in ("id", "kind")
 }
+# Devices that fit (by catalog target, or by facts with a patch-level TensorRT), an Orin on an
+# older JetPack, an x86 GPU box with the same CUDA/TensorRT, another Orin family member.
 FLEET_MIX: list[dict[str, Any]] = [
-    {"trt_edge_target": "jetson-orin-nano-jp6"},
-    {"trt_edge_facts": {**{k: v for k, v in ORIN.items() if k != "id"}, "tensorrt": "10.3.0.30"}},
-    {"trt_edge_facts": {"arch": "aarch64", "sm": "8.7", "jetpack": "5.1.3", "l4t": "35.5.0"}},
-    {"trt_edge_facts": {"arch": "x86_64", "sm": "8.9", "cuda": "12.6", "tensorrt": "10.3"}},
+    {"trt_edge_target": ORIN_NANO},
+    {"trt_edge_facts": {**DEVICE_FACTS, "tensorrt": f"{ORIN['tensorrt']}.0.30"}},
+    {"trt_edge_facts": {"arch": "aarch64", "sm": ORIN["sm"], "jetpack": "5.1.3", "l4t": "35.5.0"}},
+    {
+        "trt_edge_facts": {
+            "arch": "x86_64",
+            "sm": "8.9",
+            "cuda": ORIN["cuda"],
+            "tensorrt": ORIN["tensorrt"],
+        }
+    },
     {"trt_edge_target": "jetson-orin-nx-jp6"},
 ]
 WAVES: list[int | str] = [1, "1%", "10%", "50%", "100%"]
@@ -50,8 +59,8 @@ def main() -> None:
     for n in (1_000, 10_000):
         doc = inventory(n)
         devices = devices_from_inventory_json(doc)
-        load_s = median_seconds(lambda doc=doc: devices_from_inventory_json(doc), 5)
-        plan_s = median_seconds(lambda d=devices: plan_waves(d, ORIN, ["edge"], WAVES), 5)
+        load_s = median_seconds(partial(devices_from_inventory_json, doc), 5)
+        plan_s = median_seconds(partial(plan_waves, devices, ORIN, ["edge"], WAVES), 5)
         schedule = plan_waves(devices, ORIN, ["edge"], WAVES)
         results[n] = (load_s, plan_s, schedule.eligible, len(schedule.skipped))
     for n, (load_s, plan_s, eligible, skipped) in results.items():

@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TypedDict
 
 REPO = Path(__file__).resolve().parents[1]
 GIB = 1 << 30
@@ -51,12 +52,22 @@ print(json.dumps({"wall": wall, "rss_mib": rss_kib / 1024, "rc": proc.returncode
 """
 
 
-def measure(cmd: list[str]) -> dict[str, object]:
+class Measured(TypedDict):
+    """What the wrapper prints about one process."""
+
+    wall: float  # seconds
+    rss_mib: float  # peak resident set size
+    rc: int
+    stdout: str  # the last 400 characters
+    stderr: str  # the last 800 characters
+
+
+def measure(cmd: list[str]) -> Measured:
     """Run `cmd` under the wrapper; wall seconds and peak RSS (MiB) of that one process."""
     out = subprocess.run(
         [sys.executable, "-c", WRAPPER, *cmd], check=True, capture_output=True, text=True
     )
-    result: dict[str, object] = json.loads(out.stdout)
+    result: Measured = json.loads(out.stdout)
     if result["rc"] != 0:
         raise RuntimeError(f"{cmd} failed: {result['stderr']}")
     return result
@@ -204,19 +215,19 @@ def main() -> int:
 
     print(f"{'what':46s} {'process s':>9s} {'inspect s':>9s} {'peak RSS MiB':>13s}")
     for name, r in rows:
-        inner = str(r["stdout"]).strip().splitlines()
+        inner = r["stdout"].strip().splitlines()
         read = f"{float(inner[-1]):9.3f}" if name.startswith("trt-edge") and inner else f"{'-':>9s}"
         print(f"{name:46s} {r['wall']:9.2f} {read} {r['rss_mib']:13.1f}")
     tiny, _, big_r, et_r = (r for _, r in rows)
     mid_r = rows[1][1]
     print(
-        f"ratios: 2 GiB / tiny  wall {float(big_r['wall']) / float(tiny['wall']):.2f}x, "
-        f"RSS {float(big_r['rss_mib']) / float(tiny['rss_mib']):.2f}x; "
-        f"executorch / ours at 256 MiB  wall {float(et_r['wall']) / float(mid_r['wall']):.1f}x, "
-        f"RSS {float(et_r['rss_mib']) / float(mid_r['rss_mib']):.1f}x"
+        f"ratios: 2 GiB / tiny  wall {big_r['wall'] / tiny['wall']:.2f}x, "
+        f"RSS {big_r['rss_mib'] / tiny['rss_mib']:.2f}x; "
+        f"executorch / ours at 256 MiB  wall {et_r['wall'] / mid_r['wall']:.1f}x, "
+        f"RSS {et_r['rss_mib'] / mid_r['rss_mib']:.1f}x"
     )
-    ok_time = float(big_r["wall"]) < 2.0  # whole process, start-up included
-    ok_rss = float(big_r["rss_mib"]) < 200.0
+    ok_time = big_r["wall"] < 2.0  # whole process, start-up included
+    ok_rss = big_r["rss_mib"] < 200.0
     print(
         f"goal (2 GiB .pte: < 2 s, < 200 MB RSS): wall {'met' if ok_time else 'MISSED'}, "
         f"RSS {'met' if ok_rss else 'MISSED'}"

@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 SIGNATURE_ALGORITHM = "ed25519"
+# A key id: sha256 of the raw public key, lowercase hex (use with fullmatch).
+KEY_ID_PATTERN = re.compile(r"[0-9a-f]{64}")
 PUBLIC_KEY_SUFFIX = ".pub"
 
 
@@ -77,6 +80,11 @@ class DetachedSignature:
             if not isinstance(value, str):
                 raise SignatureError(f"{source}: field {key!r} missing or not a string")
             fields[key] = value
+        if not KEY_ID_PATTERN.fullmatch(fields["key_id"]):
+            raise SignatureError(
+                f"{source}: field 'key_id' is not a key id (64 lowercase hex digits: the "
+                "sha256 of the raw public key)"
+            )
         if fields["algorithm"] != SIGNATURE_ALGORITHM:
             raise SignatureError(
                 f"{source}: algorithm {fields['algorithm']!r} is not supported "

@@ -112,16 +112,18 @@ def write_folder(folder: Path, config: Any, seed: int = SEED) -> Path:
     """save_pretrained a random-weight model of `config` plus a trained tokenizer into
     `folder`, atomically: a half-written folder never takes its place."""
     import torch
-    from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast
+    import transformers
+
+    hf: Any = transformers  # transformers' classes are untyped for mypy's strict mode
 
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     try:
         torch.manual_seed(seed)
-        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+        model = hf.AutoModelForCausalLM.from_config(config, dtype=torch.float32)
         model.save_pretrained(staging)  # safetensors, config.json, generation_config.json
-        tokenizer = PreTrainedTokenizerFast(
+        tokenizer = hf.PreTrainedTokenizerFast(
             tokenizer_object=train_tokenizer(config.vocab_size),
             bos_token="<bos>",
             eos_token="<eos>",
@@ -144,8 +146,9 @@ def main(argv: list[str]) -> int:
     from trt_edge.library_noise import quiet_library_noise
 
     with quiet_library_noise():
-        from transformers.utils import logging as hf_logging
+        from transformers.utils import logging
 
+        hf_logging: Any = logging
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
         write_folder(folder, seed_config())

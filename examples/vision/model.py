@@ -31,7 +31,8 @@ class TinyCNN(nn.Module):
     def forward(self, image: torch.Tensor) -> torch.Tensor:
         x = self.features(image)
         x = x.mean(dim=(2, 3))  # global average pool: [batch, 32]
-        return self.head(x)
+        logits: torch.Tensor = self.head(x)
+        return logits
 
 
 def build_model() -> nn.Module:

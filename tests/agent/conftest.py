@@ -1,121 +1,22 @@
-"""Fixtures for the device agent tests: keys, a real tiny `.pte`, signed bundle tars, a device."""
+"""Fixtures for the device agent tests: a device agent in a temp dir, driven through its CLI.
+
+The signed bundles it installs are the session fixture `agent_bundles`
+(tests/helpers/fixtures_bundles.py), shared with the fleet tests.
+"""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from agent.signed_bundles import (  # type: ignore[import-not-found]
-    ORIN_CPU_TARGET,
-    ORIN_TARGET,
-    make_signed_tar,
-)
-from runner.tiny_bundles import build_tiny_model, lower_tiny_model  # type: ignore[import-not-found]
-from trt_edge.signing import generate_keypair
 
-
-@dataclass(frozen=True)
-class Bundles:
-    keys: Path
-    key: Path
-    v1: Path
-    v2: Path
-    slow_to_fail: Path  # signed and valid, but its prefill opt shape is beyond the program
-    orin: Path  # a TensorRT fingerprint for a Jetson Orin Nano: wrong target here
-    orin_cpu: Path  # an XNNPACK bundle for the Orin Nano: asks only arch aarch64
-    other_key: Path  # signed by a key the device does not trust
-
-
-@pytest.fixture(scope="session")
-def agent_bundles(tmp_path_factory: pytest.TempPathFactory) -> Bundles:
-    root = tmp_path_factory.mktemp("agent-bundles")
-    pair = generate_keypair(root / "keys")
-    other = generate_keypair(root / "other-keys")
-    pte = lower_tiny_model(build_tiny_model(), root / "model.pte")
-    trusted = root / "trusted"
-    trusted.mkdir()
-    (trusted / "publisher.pub").write_bytes(pair.public_path.read_bytes())
-    return Bundles(
-        keys=trusted,
-        key=pair.private_path,
-        v1=make_signed_tar(root / "v1", pte, "1.0.0", pair.private_path),
-        v2=make_signed_tar(root / "v2", pte, "2.0.0", pair.private_path),
-        slow_to_fail=make_signed_tar(
-            root / "bad",
-            pte,
-            "3.0.0-bad",
-            pair.private_path,
-            profiles=[("decode", 1, 1, 1), ("prefill", 2, 100, 128)],
-        ),
-        orin=make_signed_tar(
-            root / "orin", pte, "1.0.0-orin", pair.private_path, target=ORIN_TARGET
-        ),
-        orin_cpu=make_signed_tar(
-            root / "orin-cpu", pte, "1.0.0-orin-cpu", pair.private_path, target=ORIN_CPU_TARGET
-        ),
-        other_key=make_signed_tar(root / "other", pte, "9.9.9", other.private_path),
-    )
-
-
-@dataclass(frozen=True)
-class Device:
-    """An agent rooted in a temporary directory, driven through the real CLI in a subprocess."""
-
-    root: Path
-    keys: Path
-    facts: Path
-    config: Path
-
-    def env(self) -> dict[str, str]:
-        return {
-            **os.environ,
-            "TRT_EDGE_ROOT": str(self.root),
-            "TRT_EDGE_KEYS": str(self.keys),
-            "TRT_EDGE_FACTS": str(self.facts),
-            "TRT_EDGE_CONFIG": str(self.config),
-        }
-
-    def cli(self, *args: str, extra_env: dict[str, str] | None = None) -> list[str]:
-        return [sys.executable, "-m", "trt_edge_runner.device_cli", *args]
-
-    def run(
-        self, *args: str, check: bool = False, extra_env: dict[str, str] | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            self.cli(*args),
-            env={**self.env(), **(extra_env or {})},
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        if check:
-            assert result.returncode == 0, result.stdout + result.stderr
-        return result
-
-    def status(self) -> dict[str, object]:
-        result = self.run("status", "--json", check=True)
-        doc: dict[str, object] = json.loads(result.stdout)
-        return doc
-
-    def popen(self, args: Sequence[str], extra_env: dict[str, str]) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            self.cli(*args),
-            env={**self.env(), **extra_env},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+from tests.agent.device import Device
+from tests.helpers.fixtures_bundles import Bundles
 
 
 @pytest.fixture
-def device(tmp_path: Path, agent_bundles: Bundles) -> Device:
+def device(tmp_path: Path, agent_bundles: Bundles, trt_edge_run: Path) -> Device:
     facts = tmp_path / "facts.json"
     facts.write_text(json.dumps({"arch": "x86_64"}))
     return Device(
@@ -123,4 +24,5 @@ def device(tmp_path: Path, agent_bundles: Bundles) -> Device:
         keys=agent_bundles.keys,
         facts=facts,
         config=tmp_path / "device.json",
+        runner=trt_edge_run,
     )

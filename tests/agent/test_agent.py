@@ -6,20 +6,17 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
-import signal
-import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-from agent.conftest import Bundles, Device  # type: ignore[import-not-found]
-from trt_edge_runner.agent.install import STEPS
 from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.runner import Runner
 
-PAUSE_DRIVER = Path(__file__).with_name("pause_driver.py")
+from tests.agent.device import Device
+from tests.helpers.fixtures_bundles import Bundles
+from tests.helpers.targets import ORIN_NANO, device_facts, fingerprint
 
 
 def active_version(device: Device) -> object:
@@ -28,7 +25,12 @@ def active_version(device: Device) -> object:
 
 def run_active_model(device: Device) -> str:
     """Load whatever `current` points at with the runner and run both phases."""
-    runner = Runner.open(device.root / "current")
+    return run_model(device.root / "current")
+
+
+def run_model(bundle: Path) -> str:
+    """Run both phases of the tiny bundle at `bundle` (shapes checked); its version."""
+    runner = Runner.open(bundle)
     ids = np.zeros((1, 1), dtype=np.int64)
     assert runner.run("decode", [ids, np.ones(1, dtype=np.float32)]).outputs[0].shape == (1, 1, 8)
     ids = np.zeros((1, 9), dtype=np.int64)
@@ -73,58 +75,50 @@ def test_rollback_without_a_previous_slot_fails(device: Device, agent_bundles: B
     assert "nothing to roll back to" in result.stderr
 
 
-def test_bundle_signed_by_an_untrusted_key_is_refused(
-    device: Device, agent_bundles: Bundles
-) -> None:
-    device.run("install", str(agent_bundles.v1), check=True)
-    result = device.run("install", str(agent_bundles.other_key))
-    assert result.returncode == 1
-    assert "not trusted here" in result.stderr
-    assert active_version(device) == "1.0.0"
-
-
 def test_bundle_for_another_target_is_refused_naming_each_fact(
     device: Device, agent_bundles: Bundles
 ) -> None:
+    orin = fingerprint(ORIN_NANO, "tensorrt")
     result = device.run("install", str(agent_bundles.orin))
     assert result.returncode == 1
-    assert "built for target jetson-orin-nano-jp6" in result.stderr
-    assert "arch: bundle needs aarch64, device is x86_64" in result.stderr
-    assert "tensorrt: bundle needs 10.3, device has none" in result.stderr
+    assert f"built for target {ORIN_NANO}" in result.stderr
+    assert f"arch: bundle needs {orin['arch']}, device is x86_64" in result.stderr
+    assert f"tensorrt: bundle needs {orin['tensorrt']}, device has none" in result.stderr
     assert device.status()["active"] is None
 
 
-def test_device_facts_file_makes_the_jetson_bundle_fit(
+def test_device_facts_file_makes_the_jetson_bundle_fit_then_the_runner_checks_the_arch(
     device: Device, agent_bundles: Bundles
 ) -> None:
-    """With facts saying Orin Nano, only the arch the real program needs decides; here the
-    fingerprint passes and the install proceeds to the smoke run, which runs on this CPU."""
-    device.facts.write_text(
-        json.dumps(
-            {
-                "arch": "aarch64",
-                "sm": "8.7",
-                "jetpack": "6.2.1",
-                "l4t": "36.4.3",
-                "cuda": "12.6.68",
-                "tensorrt": "10.3.0.30",
-            }
-        )
+    """With facts saying Orin Nano the fingerprint passes and the install reaches the smoke
+    run, where the C++ runner (built for this x86_64 machine) refuses a bundle whose
+    target.arch is aarch64: a typed refusal, the install refused, nothing switched. (The
+    aarch64 runner, under qemu, installs it: tests/device_tarball/test_agent_aarch64.py.)"""
+    device.facts.write_text(json.dumps(device_facts(ORIN_NANO)))
+    result = device.run("install", str(agent_bundles.orin))
+    assert result.returncode == 1, result.stderr
+    assert "smoke run of tiny 1.0.0-orin in slot A failed, previous model stays active" in (
+        result.stderr
     )
-    result = device.run("install", str(agent_bundles.orin), check=True)
-    assert "installed tiny 1.0.0-orin into slot A" in result.stdout
+    assert "built for aarch64 (target jetson-orin-nano-jp6)" in result.stderr
+    assert "this trt-edge-run runs x86_64 code" in result.stderr
+    assert device.status()["active"] is None
 
 
 NO_GPU_ARM_FACTS = {"arch": "aarch64", "sm": None, "jetpack": None, "l4t": None, "cuda": None}
 
 
-def test_an_xnnpack_bundle_for_the_orin_installs_on_a_device_without_a_gpu(
+def test_an_xnnpack_bundle_for_the_orin_fits_a_device_without_a_gpu(
     device: Device, agent_bundles: Bundles
 ) -> None:
-    """It asks the CPU architecture only: no SM, CUDA or TensorRT can keep it off a device."""
+    """It asks the CPU architecture only: no SM, CUDA or TensorRT keeps it off a device. The
+    install then reaches the smoke run, where this machine's x86_64 runner refuses an aarch64
+    bundle (the aarch64 runner installs it: tests/device_tarball/test_agent_aarch64.py)."""
     device.facts.write_text(json.dumps({**NO_GPU_ARM_FACTS, "tensorrt": None}))
-    result = device.run("install", str(agent_bundles.orin_cpu), check=True)
-    assert "installed tiny 1.0.0-orin-cpu into slot A" in result.stdout
+    result = device.run("install", str(agent_bundles.orin_cpu))
+    assert "does not match this device" not in result.stderr  # the fingerprint fits
+    assert "smoke run of tiny 1.0.0-orin-cpu in slot A failed" in result.stderr
+    assert "built for aarch64" in result.stderr and "runs x86_64 code" in result.stderr
 
 
 def test_a_tensorrt_bundle_still_demands_its_sm_cuda_and_tensorrt(
@@ -144,15 +138,24 @@ def test_a_tensorrt_bundle_still_demands_its_sm_cuda_and_tensorrt(
     assert device.status()["active"] is None
 
 
-def test_failed_smoke_run_keeps_the_previous_model_active(
-    device: Device, agent_bundles: Bundles
+@pytest.mark.parametrize(
+    ("bundle", "refusal"),
+    [
+        ("other_key", "not trusted here"),
+        (
+            "slow_to_fail",
+            "smoke run of tiny 3.0.0-bad in slot B failed, previous model stays active",
+        ),
+    ],
+    ids=["untrusted-key", "failed-smoke-run"],
+)
+def test_refused_install_keeps_the_previous_model_active(
+    device: Device, agent_bundles: Bundles, bundle: str, refusal: str
 ) -> None:
     device.run("install", str(agent_bundles.v1), check=True)
-    result = device.run("install", str(agent_bundles.slow_to_fail))
+    result = device.run("install", str(getattr(agent_bundles, bundle)))
     assert result.returncode == 1
-    assert "smoke run of tiny 3.0.0-bad in slot B failed, previous model stays active" in (
-        result.stderr
-    )
+    assert refusal in result.stderr
     assert active_version(device) == "1.0.0"
     assert run_active_model(device) == "1.0.0"
 
@@ -222,59 +225,14 @@ def test_health_passes_then_fails_on_a_device_latency_budget(
     assert "exceeds this device's latency budget 0.0001 ms" in report["reason"]
 
 
-@pytest.mark.slow
-def test_sigkill_at_every_install_step_leaves_a_runnable_model_and_recovers(
-    device: Device, agent_bundles: Bundles
-) -> None:
-    """Kill the agent (SIGKILL) right after each named step of an install; the model active
-    before the commit point (`switched`) stays active, afterwards the new one; either way it
-    runs, `status` recovers the directory and the next install succeeds."""
-    device.run("install", str(agent_bundles.v1), check=True)
-    versions = {"1.0.0": agent_bundles.v1, "2.0.0": agent_bundles.v2}
-    active = "1.0.0"
-    for step in STEPS:
-        other = "2.0.0" if active == "1.0.0" else "1.0.0"
-        proc = subprocess.Popen(
-            [sys.executable, str(PAUSE_DRIVER), step, "install", str(versions[other])],
-            env=device.env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert proc.stderr is not None
-        seen: list[str] = []
-        while (line := proc.stderr.readline()) and f"paused after step {step}" not in line:
-            seen.append(line)  # warnings printed before the pause
-        assert line, f"agent exited before pausing at {step}: " + "".join(seen)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
-        proc.stdout and proc.stdout.close()
-        proc.stderr.close()
-
-        committed = STEPS.index(step) >= STEPS.index("switched")
-        expected = other if committed else active
-        state = DeviceStore(device.root).load()
-        info = state.info(state.active)
-        assert info is not None and info.version == expected, step
-        status = device.status()  # the next start: recovers
-        assert status["version"] == expected, step
-        assert run_active_model(device) == expected, step
-        assert list((device.root / "staging").iterdir()) == [], step
-        active = expected
-
-    # After all that, a plain install and a rollback still work.
-    other = "2.0.0" if active == "1.0.0" else "1.0.0"
-    device.run("install", str(versions[other]), check=True)
-    assert active_version(device) == other
-    device.run("rollback", check=True)
-    assert active_version(device) == active
-
-
 def test_health_fails_when_a_phase_regresses_past_the_install_baseline(
     device: Device, agent_bundles: Bundles
 ) -> None:
     """The device's record says the model ran in a nanosecond at install; any real run is a
-    regression far past the allowed 50 %, and the gate names phase and baseline."""
+    regression far past the allowed 50 %, and the gate names phase and baseline. The tiny
+    model runs in microseconds, inside the default noise allowance (latency_noise_ms), so
+    this device sets it to 0: only the fraction decides."""
+    device.config.write_text(json.dumps({"health": {"latency_noise_ms": 0}}))
     device.run("install", str(agent_bundles.v1), check=True)
     store = DeviceStore(device.root)
     state = store.load()
@@ -287,27 +245,3 @@ def test_health_fails_when_a_phase_regresses_past_the_install_baseline(
     report = json.loads(result.stdout)
     assert "slower than the install baseline 0.000 ms (allowed 50%)" in report["reason"]
     assert {p["phase"] for p in report["phases"] if not p["ok"]} == {"decode", "prefill"}
-
-
-@pytest.mark.slow
-def test_sigkill_at_arbitrary_moments_leaves_the_old_or_the_new_model_whole(
-    device: Device, agent_bundles: Bundles
-) -> None:
-    """Kills at wall-clock moments that fall inside steps (mid-extraction, mid-smoke-run,
-    mid-write): whichever version `state.json` names is complete and runs."""
-    import time
-
-    device.run("install", str(agent_bundles.v1), check=True)
-    versions = {"1.0.0": agent_bundles.v1, "2.0.0": agent_bundles.v2}
-    active = "1.0.0"
-    for delay in (0.05, 0.3, 0.8, 1.5, 3.0, 6.0):
-        other = "2.0.0" if active == "1.0.0" else "1.0.0"
-        proc = device.popen(["install", str(versions[other])], {})
-        time.sleep(delay)
-        proc.kill()
-        proc.communicate(timeout=60)
-        status = device.status()  # the next start: recovers
-        assert status["version"] in (active, other), delay
-        assert run_active_model(device) == status["version"], delay
-        assert list((device.root / "staging").iterdir()) == [], delay
-        active = str(status["version"])

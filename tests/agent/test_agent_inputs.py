@@ -9,9 +9,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
+import subprocess
 
 import pytest
-from agent.conftest import Bundles, Device  # type: ignore[import-not-found]
+
+from tests.agent.device import Device
+from tests.helpers.fixtures_bundles import Bundles
 
 
 def test_status_and_health_on_a_missing_root_report_nothing_and_create_nothing(
@@ -43,15 +47,27 @@ def test_root_that_is_a_file_is_a_clear_error(
     assert "--root" in result.stderr
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
 def test_root_without_permission_is_a_clear_error(device: Device, agent_bundles: Bundles) -> None:
+    """Root ignores directory permissions, so under root (as in CI) the agent runs without the
+    capabilities that let it (setpriv drops them from its bounding set): the same refusal a
+    device's service user meets on a directory it does not own."""
     device.root.mkdir(mode=0o500)
+    command = device.cli("install", str(agent_bundles.v1))
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        assert setpriv is not None, "running as root without setpriv (util-linux)"
+        drop = "-dac_override,-dac_read_search,-fowner"
+        command = [setpriv, "--bounding-set", drop, "--", *command]
     try:
-        result = device.run("install", str(agent_bundles.v1))
+        result = subprocess.run(
+            command, env=device.env(), capture_output=True, text=True, timeout=300, check=False
+        )
     finally:
         device.root.chmod(0o700)
-    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert "cannot use this as the agent state directory" in result.stderr
+    assert "Permission denied" in result.stderr
+    assert sorted(p.name for p in device.root.iterdir()) == []
 
 
 @pytest.mark.parametrize("value", ["0", "-1"])

@@ -99,6 +99,22 @@ HOST_CASES: dict[tuple[str, ...], Case] = {
         lambda p: [], EXIT_FAILED, lambda p: "no Docker engine answers", NO_ENGINE_ENV
     ),
     ("keys", "generate"): Case(lambda p: [_a_file(p)], EXIT_BAD_INPUT, lambda p: "a-file"),
+    ("keys", "rotate"): Case(
+        lambda p: ["--current", str(p / "old.key"), "--new", str(p / "new")],
+        EXIT_BAD_INPUT,
+        lambda p: "--current",
+    ),
+    ("keys", "revoke"): Case(
+        lambda p: ["ab" * 32, "--key", str(p / "k.key"), "--list", str(p / "r.json")],
+        EXIT_BAD_INPUT,
+        lambda p: "k.key",
+    ),
+    ("keys", "id"): Case(lambda p: [str(p / "x.pub")], EXIT_BAD_INPUT, lambda p: "x.pub"),
+    ("pack",): Case(
+        lambda p: [str(p / "no-bundle"), "-o", str(p / "x.tar")],
+        EXIT_BAD_INPUT,
+        lambda p: "no-bundle",
+    ),
     ("sign",): Case(
         lambda p: [str(p / "no-bundle"), "--key", str(p / "k.key")],
         EXIT_BAD_INPUT,
@@ -136,6 +152,8 @@ DEVICE_CASES: dict[tuple[str, ...], Case] = {
         lambda p: "device.json:1:2",
     ),
     ("rollback",): Case(lambda p: ["--root", _a_file(p)], EXIT_BAD_INPUT, lambda p: "a-file"),
+    ("trust", "add"): Case(lambda p: [str(p / "r.json")], EXIT_BAD_INPUT, lambda p: "r.json"),
+    ("trust", "status"): Case(lambda p: ["--root", _a_file(p)], EXIT_BAD_INPUT, lambda p: "a-file"),
 }
 
 PROGRAMS = {"trt-edge": (HOST, HOST_CASES), "trt-edge-device": (DEVICE, DEVICE_CASES)}

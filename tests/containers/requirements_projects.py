@@ -10,14 +10,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import yaml
+
+from tests.llm.llm_folders import example_writer
 
 REPO = Path(__file__).resolve().parents[2]
 LINEAR = Path(__file__).parent / "models" / "linear"
@@ -63,22 +63,15 @@ build:
 """
 
 
-def _example_writer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gemma3_write_model", EXAMPLE / "write_model.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def hf_project(root: Path) -> Path:
     """`root/manifest.yaml` + `root/folder/` (a save_pretrained Qwen2 mini); the manifest."""
     import transformers
-    from transformers.utils import logging as hf_logging
+    from transformers.utils import logging
 
+    hf_logging: Any = logging
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    writer = _example_writer()
+    writer = example_writer()
     config = transformers.Qwen2Config(
         vocab_size=256,
         hidden_size=32,

@@ -11,10 +11,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from fixtures_docker import skip_or_fail
 from trt_edge.containers.build_runner import choose_mode
 from trt_edge.containers.engine import connect
 from trt_edge.containers.errors import DockerUnavailableError
+
+from tests.helpers.fixtures_docker import skip_or_fail
 
 NOWHERE = "unix:///nonexistent/trt-edge-test.sock"
 

@@ -166,7 +166,7 @@ def test_base_image_ships_no_ssh_host_keys_but_runtime_image_has_its_own(
 def test_ssh_into_a_runtime_container_runs_the_device_cli(
     docker_client: DockerClient, runtime_image: str, tmp_path: Path
 ) -> None:
-    """What the fleet area relies on: sshd up, the key from SSH_AUTHORIZED_KEYS accepted."""
+    """What the fleet rollout relies on: sshd up, the key from SSH_AUTHORIZED_KEYS accepted."""
     key = tmp_path / "id_ed25519"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
     container = docker_client.containers.run(

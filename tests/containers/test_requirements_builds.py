@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from containers.requirements_projects import hf_project
 from trt_edge.containers import catalog
 from trt_edge.containers.build_runner import build_in_container
 from trt_edge.containers.requirements_image import (
@@ -27,6 +26,8 @@ from trt_edge.containers.requirements_image import (
 )
 from trt_edge.containers.requirements_lock import RequirementsLock, generate_lock
 from trt_edge.pipeline.run import BuildOptions, build, load
+
+from tests.containers.requirements_projects import hf_project
 
 if TYPE_CHECKING:
     from docker import DockerClient

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from containers.requirements_projects import EXAMPLE, example_requirements, linear_project
 from trt_edge.containers import catalog
 from trt_edge.containers.build_runner import build_in_container
 from trt_edge.containers.lockfile import LockFile, file_sha256, parse_lock, render_lock
@@ -29,6 +28,8 @@ from trt_edge.containers.requirements_lock import (
 )
 from trt_edge.containers.wheelhouse import wheelhouse_dir
 from trt_edge.pipeline.run import BuildOptions, load
+
+from tests.containers.requirements_projects import EXAMPLE, example_requirements, linear_project
 
 pytestmark = pytest.mark.slow
 

@@ -7,8 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers.paths import REPO
+
 PROBE = """
-from fixtures_docker import skip_or_fail
+from tests.helpers.fixtures_docker import skip_or_fail
 
 def test_needs_a_tool() -> None:
     skip_or_fail("the probe tool is missing")
@@ -17,9 +19,8 @@ def test_needs_a_tool() -> None:
 
 def _run_probe(tmp_path: Path, required: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "test_probe.py").write_text(PROBE)
-    tests_dir = Path(__file__).resolve().parents[1]
     env = {**os.environ, "TRT_EDGE_REQUIRE_DOCKER": required}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tests_dir), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     command = [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider"]
     command += ["-c", os.devnull, "--rootdir", str(tmp_path), str(tmp_path / "test_probe.py")]
     return subprocess.run(

@@ -19,8 +19,9 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from device_tarball.unpacked import DeviceRunner  # type: ignore[import-not-found]
 from trt_edge_runner import __version__
+
+from tests.device_tarball.unpacked import DeviceRunner
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("device_tarball")]
 
@@ -172,7 +173,7 @@ def test_tarball_is_reproducible_from_its_contents(device: DeviceRunner, tmp_pat
         os.utime(path, None)
         if path.is_file() and "bin" not in path.parts[-2:-1]:
             path.chmod(0o600)
-    again = write_tar_gz(copy, tmp_path / "again.tar.gz", members[0].mtime)
+    again = write_tar_gz(copy, tmp_path / "again.tar.gz", int(members[0].mtime))
     assert again.read_bytes() == data
     with gzip.open(again) as fh:
         assert fh.read(1)  # a valid gzip stream

@@ -2,8 +2,10 @@
 
 The x86_64 tarball's `trt-edge-run` equals the Python runner (the ExecuTorch
 runtime); the aarch64 one, under qemu, equals the x86_64 one within a tolerance
-(different SIMD kernels may round differently). Each comparison records its max
-abs difference, which the test session prints at the end (summary_device_tarball).
+(different SIMD kernels may round differently). Each runner runs the examples built
+for its own architecture (it refuses the other's): the same model.pte, a bundle.json
+naming cpu-aarch64 or cpu-x86_64. Each comparison records its max abs difference,
+which the test session prints at the end (summary_device_tarball).
 """
 
 from __future__ import annotations
@@ -13,28 +15,28 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from device_tarball.unpacked import DeviceRunner, run_bundle  # type: ignore[import-not-found]
 from trt_edge_runner.bundle_format import BundleManifest
 from trt_edge_runner.tensors import random_inputs
 
+from tests.device_tarball.conftest import ExampleBundles
+from tests.device_tarball.unpacked import DeviceRunner, run_bundle
+from tests.helpers.summary_device_tarball import PROPERTY
+
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("device_tarball")]
 
-# (bundle fixture, phase, dims): the profiles' opt shapes.
+# (example, phase, dims): the profiles' opt shapes.
 CASES = [
-    ("tiny_llm_bundle", "prefill", {"seq": 128}),
-    ("tiny_llm_bundle", "decode", {"seq": 1}),
-    ("vision_bundle", "infer", {"batch": 4}),
-    ("vision_bundle", "infer", {"batch": 16}),
+    ("tiny_llm", "prefill", {"seq": 128}),
+    ("tiny_llm", "decode", {"seq": 1}),
+    ("vision", "infer", {"batch": 4}),
+    ("vision", "infer", {"batch": 16}),
 ]
-TOLERANCE = {"rtol": 1e-5, "atol": 1e-5}
-PROPERTY = "aarch64_vs_x86_64"
+RTOL = ATOL = 1e-5
 
 
 def case_id(case: tuple[str, str, dict[str, int]]) -> str:
     bundle, phase, dims = case
-    return f"{bundle.removesuffix('_bundle')}-{phase}-" + ",".join(
-        f"{k}={v}" for k, v in dims.items()
-    )
+    return f"{bundle}-{phase}-" + ",".join(f"{k}={v}" for k, v in dims.items())
 
 
 def inputs_for(bundle: Path, dims: dict[str, int]) -> tuple[BundleManifest, list[np.ndarray]]:
@@ -51,16 +53,19 @@ def test_aarch64_outputs_equal_x86_64_on_the_examples(
     case: tuple[str, str, dict[str, int]],
     aarch64_runner: DeviceRunner,
     x86_64_runner: DeviceRunner,
-    request: pytest.FixtureRequest,
+    aarch64_examples: ExampleBundles,
+    x86_64_examples: ExampleBundles,
     record_property: Callable[[str, object], None],
     tmp_path: Path,
 ) -> None:
-    fixture, phase, dims = case
-    bundle: Path = request.getfixturevalue(fixture)
-    manifest, arrays = inputs_for(bundle, dims)
+    example, phase, dims = case
+    x86_bundle: Path = getattr(x86_64_examples, example)
+    arm_bundle: Path = getattr(aarch64_examples, example)
+    assert (x86_bundle / "model.pte").read_bytes() == (arm_bundle / "model.pte").read_bytes()
+    manifest, arrays = inputs_for(x86_bundle, dims)
     names = [s.name for s in manifest.inputs]
-    x86_report, x86 = run_bundle(x86_64_runner, bundle, phase, names, arrays, tmp_path / "x86")
-    arm_report, arm = run_bundle(aarch64_runner, bundle, phase, names, arrays, tmp_path / "arm")
+    x86_report, x86 = run_bundle(x86_64_runner, x86_bundle, phase, names, arrays, tmp_path / "x86")
+    arm_report, arm = run_bundle(aarch64_runner, arm_bundle, phase, names, arrays, tmp_path / "arm")
     assert arm_report["profile"] == x86_report["profile"]
     assert arm_report["digests_verified"] is x86_report["digests_verified"] is True
     assert x86.keys() == arm.keys() and x86
@@ -68,7 +73,9 @@ def test_aarch64_outputs_equal_x86_64_on_the_examples(
     for name, want in x86.items():
         got = arm[name]
         assert got.shape == want.shape and got.dtype == want.dtype, name
-        np.testing.assert_allclose(got, want, **TOLERANCE, err_msg=f"{case_id(case)}: {name}")
+        np.testing.assert_allclose(
+            got, want, rtol=RTOL, atol=ATOL, err_msg=f"{case_id(case)}: {name}"
+        )
         diff = max(diff, float(np.max(np.abs(got.astype(np.float64) - want))))
     record_property(PROPERTY, f"{case_id(case)}: max |aarch64 - x86_64| = {diff:.3g}")
 
@@ -77,13 +84,13 @@ def test_aarch64_outputs_equal_x86_64_on_the_examples(
 def test_x86_64_tarball_equals_the_python_runner_on_the_examples(
     case: tuple[str, str, dict[str, int]],
     x86_64_runner: DeviceRunner,
-    request: pytest.FixtureRequest,
+    x86_64_examples: ExampleBundles,
     tmp_path: Path,
 ) -> None:
     from trt_edge_runner.runner import Runner
 
-    fixture, phase, dims = case
-    bundle: Path = request.getfixturevalue(fixture)
+    example, phase, dims = case
+    bundle: Path = getattr(x86_64_examples, example)
     manifest, arrays = inputs_for(bundle, dims)
     names = [s.name for s in manifest.inputs]
     report, got = run_bundle(x86_64_runner, bundle, phase, names, arrays, tmp_path)

@@ -14,7 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from device_tarball.unpacked import DeviceRunner  # type: ignore[import-not-found]
+from trt_edge_runner.runner_interface import EXIT_BUNDLE_INTEGRITY, EXIT_TARGET_MISMATCH
+
+from tests.device_tarball.conftest import ExampleBundles, examples_for
+from tests.device_tarball.unpacked import DeviceRunner
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("device_tarball")]
 
@@ -36,8 +39,9 @@ def test_loader_takes_the_sdk_libraries_from_the_tarball(device: DeviceRunner) -
 
 
 def test_a_tampered_model_pte_is_refused(
-    device: DeviceRunner, vision_bundle: Path, tmp_path: Path
+    device: DeviceRunner, device_examples: ExampleBundles, tmp_path: Path
 ) -> None:
+    vision_bundle = device_examples.vision
     clean = device.run("trt-edge-run", "--bundle", str(vision_bundle), "--auto", "--json")
     assert clean.returncode == 0, clean.stderr
     assert last_json(clean.stdout)["digests_verified"] is True
@@ -47,12 +51,27 @@ def test_a_tampered_model_pte_is_refused(
     data[len(data) // 2] ^= 1
     pte.write_bytes(bytes(data))
     proc = device.run("trt-edge-run", "--bundle", str(bundle), "--auto", "--json")
-    assert proc.returncode == 1
+    assert proc.returncode == EXIT_BUNDLE_INTEGRITY
     assert "trt-edge-run: error: " in proc.stderr and "model.pte: sha256" in proc.stderr
-    assert proc.stdout == ""
+    error = last_json(proc.stdout)["error"]
+    assert isinstance(error, dict) and error["kind"] == "bundle_integrity"
 
 
-def test_threads_check_passes(device: DeviceRunner, vision_bundle: Path) -> None:
+def test_a_bundle_for_the_other_architecture_is_refused(
+    device: DeviceRunner, request: pytest.FixtureRequest
+) -> None:
+    """qemu-user's uname says x86_64; the aarch64 runner knows what it was compiled for."""
+    other = "x86_64" if device.arch == "aarch64" else "aarch64"
+    bundle = examples_for(request, other).vision
+    proc = device.run("trt-edge-run", "--bundle", str(bundle), "--load", "--json")
+    assert proc.returncode == EXIT_TARGET_MISMATCH, proc.stderr
+    message = str(last_json(proc.stdout)["error"]["message"])  # type: ignore[index]
+    assert f"built for {other} (target cpu-{other})" in message
+    assert f"this trt-edge-run runs {device.arch} code" in message
+
+
+def test_threads_check_passes(device: DeviceRunner, device_examples: ExampleBundles) -> None:
+    vision_bundle = device_examples.vision
     # The vision bundle: its opt shapes are cheaper under qemu than the tiny LLM's prefill.
     proc = device.run("trt-edge-run-threads", str(vision_bundle))
     assert proc.returncode == 0, proc.stderr
@@ -60,12 +79,13 @@ def test_threads_check_passes(device: DeviceRunner, vision_bundle: Path) -> None
 
 
 def test_a_moved_tree_runs_the_same(
-    device: DeviceRunner, vision_bundle: Path, tmp_path: Path
+    device: DeviceRunner, device_examples: ExampleBundles, tmp_path: Path
 ) -> None:
+    vision_bundle = device_examples.vision
     moved = dataclasses.replace(
         device, root=Path(shutil.copytree(device.root, tmp_path / "else" / "where" / "runner"))
     )
-    outputs = []
+    outputs: list[np.ndarray] = []
     for runner in (device, moved):
         out = tmp_path / f"out-{len(outputs)}"
         proc = runner.run(

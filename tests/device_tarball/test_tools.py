@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.paths import DEVICE_TOOLS
+
 pytestmark = pytest.mark.xdist_group("device_tarball")
 
-TOOLS = Path(__file__).resolve().parents[2] / "device_runner" / "cpp" / "tools"
-TOOL = TOOLS / "build_device_tarball.py"
+TOOL = DEVICE_TOOLS / "build_device_tarball.py"
 GOOD_HASH = "8ee02348a3ea80ddf770822911ebf78da616b73afce0fbaaa79f23311c88c66a"
 
 

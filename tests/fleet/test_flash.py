@@ -1,4 +1,8 @@
-"""`trt-edge flash` staging into a temporary L4T BSP tree (the flash itself needs hardware)."""
+"""`trt-edge flash` staging into a temporary L4T BSP tree (the flash itself needs hardware).
+
+The runner staged is the real aarch64 runner tarball (`make device-aarch64`); the staged
+tree is then run as the device would run it: the staged agent, executing the staged
+bundle in the staged aarch64 trt-edge-run (under qemu-user here)."""
 
 from __future__ import annotations
 
@@ -7,12 +11,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Protocol
 
 import pytest
-from agent.conftest import Bundles  # type: ignore[import-not-found]
 from trt_edge.cli.main import main
 from trt_edge.flash.boards import board_target, boards, flash_command
 from trt_edge.flash.errors import FlashError
+from trt_edge_runner.agent.runner_process import elf_arch
+
+from tests.helpers.fixtures_bundles import Bundles
 
 
 @pytest.fixture
@@ -22,25 +29,43 @@ def bsp(tmp_path: Path) -> Path:
     return root
 
 
-def flash(bsp: Path, bundle: Path, pubkey: Path, *extra: str, board: str = "") -> int:
-    return main(
-        [
-            "flash",
-            "--board",
-            board or "jetson-orin-nano-jp6",
-            "--bsp",
-            str(bsp),
-            "--bundle",
-            str(bundle),
-            "--pubkey",
-            str(pubkey),
-            *extra,
-        ]
-    )
+class Flash(Protocol):
+    def __call__(
+        self, bsp: Path, bundle: Path, pubkey: Path, *extra: str, board: str = "",
+        tarball: Path | None = None,
+    ) -> int: ...  # fmt: skip
+
+
+@pytest.fixture
+def flash(aarch64_tarball: Path) -> Flash:
+    """`trt-edge flash` in this process, staging the real aarch64 runner tarball unless told."""
+
+    def run(
+        bsp: Path, bundle: Path, pubkey: Path, *extra: str, board: str = "",
+        tarball: Path | None = None,
+    ) -> int:  # fmt: skip
+        return main(
+            [
+                "flash",
+                "--board",
+                board or "jetson-orin-nano-jp6",
+                "--bsp",
+                str(bsp),
+                "--bundle",
+                str(bundle),
+                "--pubkey",
+                str(pubkey),
+                "--runner-tarball",
+                str(tarball or aarch64_tarball),
+                *extra,
+            ]
+        )
+
+    return run
 
 
 def test_dry_run_stages_runner_bundle_keys_and_service(
-    bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
+    flash: Flash, bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pub = agent_bundles.keys / "publisher.pub"
     assert flash(bsp, agent_bundles.orin, pub, "--dry-run") == 0
@@ -58,8 +83,8 @@ def test_dry_run_stages_runner_bundle_keys_and_service(
     assert os.access(rootfs / "usr/local/bin/trt-edge-device", os.X_OK)
     assert "l4t_initrd_flash.sh" in out and "jetson-orin-nano-devkit internal" in out
 
-    # The staged runner copy works on its own: it reads the staged state.
-    staged = rootfs / "opt/trt-edge/runner"
+    # The staged agent copy works on its own: it reads the staged state.
+    staged = rootfs / "opt/trt-edge/agent"
     result = subprocess.run(
         [
             sys.executable,
@@ -78,8 +103,64 @@ def test_dry_run_stages_runner_bundle_keys_and_service(
     assert json.loads(result.stdout)["version"] == "1.0.0-orin"
 
 
+def test_the_aarch64_runner_is_staged_and_runs_the_staged_bundle(
+    flash: Flash, bsp: Path, agent_bundles: Bundles, arm64_openssl_libdir: str, tmp_path: Path
+) -> None:
+    pub = agent_bundles.keys / "publisher.pub"
+    assert flash(bsp, agent_bundles.orin, pub, "--dry-run") == 0
+    rootfs = bsp / "rootfs"
+    runner = rootfs / "opt/trt-edge/runner/bin/trt-edge-run"
+    info = json.loads((rootfs / "opt/trt-edge/runner/runner.json").read_text())
+    assert info["arch"] == "aarch64" and os.access(runner, os.X_OK)
+    assert elf_arch(runner) == "aarch64"
+    assert (rootfs / "opt/trt-edge/runner/lib/libexecutorch.so").is_file()
+    link = os.readlink(rootfs / "usr/local/bin/trt-edge-run")
+    assert link == "/opt/trt-edge/runner/bin/trt-edge-run"
+    launcher = (rootfs / "usr/local/bin/trt-edge-device").read_text()
+    assert "TRT_EDGE_RUNNER=${TRT_EDGE_RUNNER:-/opt/trt-edge/runner/bin/trt-edge-run}" in launcher
+    assert "PYTHONPATH=/opt/trt-edge/agent" in launcher
+    # The device's first health check, as the unit runs it: the staged agent (pure Python)
+    # drives the staged aarch64 runner (qemu-user stands in for the Jetson's CPU).
+    qemu_runner = tmp_path / "trt-edge-run"
+    qemu_runner.write_text(
+        "#!/bin/sh\n"
+        f"LD_LIBRARY_PATH={arm64_openssl_libdir} exec qemu-aarch64-static "
+        f'-L /usr/aarch64-linux-gnu {runner} "$@"\n'
+    )
+    qemu_runner.chmod(0o755)
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps({"arch": "aarch64"}))
+    health = subprocess.run(
+        [sys.executable, "-m", "trt_edge_runner.device_cli", "health", "--json",
+         "--root", str(rootfs / "var/lib/trt-edge"), "--runner", str(qemu_runner),
+         "--config", str(tmp_path / "device.json")],
+        env={**os.environ, "PYTHONPATH": str(rootfs / "opt/trt-edge/agent")},
+        capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    assert health.returncode == 0, health.stderr
+    report = json.loads(health.stdout)
+    assert report["ok"] and report["version"] == "1.0.0-orin" and report["engine"] == "cpp"
+    assert [p["phase"] for p in report["phases"]] == ["decode", "prefill"]
+
+
+def test_a_runner_tarball_for_another_arch_or_none_is_refused_before_staging(
+    flash: Flash,
+    bsp: Path, agent_bundles: Bundles, x86_64_tarball: Path, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    pub = agent_bundles.keys / "publisher.pub"
+    assert flash(bsp, agent_bundles.orin, pub, "--dry-run", tarball=x86_64_tarball) == 2
+    assert "built for x86_64, the target runs aarch64" in capsys.readouterr().err
+    missing = tmp_path / "no-such.tar.gz"
+    assert flash(bsp, agent_bundles.orin, pub, "--dry-run", tarball=missing) == 2
+    err = capsys.readouterr().err
+    assert f"--runner-tarball {missing}: no such file" in err and "make device-aarch64" in err
+    rootfs = bsp / "rootfs"
+    assert {p.relative_to(rootfs).as_posix() for p in rootfs.rglob("*")} == {"etc"}
+
+
 def test_bundle_for_another_target_is_not_staged(
-    bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
+    flash: Flash, bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert flash(bsp, agent_bundles.v1, agent_bundles.keys / "publisher.pub", "--dry-run") == 1
     err = capsys.readouterr().err
@@ -88,7 +169,7 @@ def test_bundle_for_another_target_is_not_staged(
 
 
 def test_untrusted_bundle_is_not_staged(
-    bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
+    flash: Flash, bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pub = agent_bundles.keys / "publisher.pub"
     assert flash(bsp, agent_bundles.other_key, pub, "--dry-run") == 1
@@ -96,7 +177,7 @@ def test_untrusted_bundle_is_not_staged(
 
 
 def test_bad_board_and_missing_rootfs_are_bad_input(
-    tmp_path: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
+    flash: Flash, tmp_path: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pub = agent_bundles.keys / "publisher.pub"
     assert flash(tmp_path, agent_bundles.orin, pub, "--dry-run", board="jetson-tx1") == 2
@@ -107,7 +188,7 @@ def test_bad_board_and_missing_rootfs_are_bad_input(
 
 
 def test_real_flash_without_nvidia_tool_says_the_bsp_is_incomplete(
-    bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
+    flash: Flash, bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert flash(bsp, agent_bundles.orin, agent_bundles.keys / "publisher.pub") == 2
     assert "NVIDIA's flash tool is missing" in capsys.readouterr().err
@@ -133,7 +214,7 @@ def test_target_ids_resolve_and_a_shared_board_name_is_refused() -> None:
 
 
 def test_refused_bundle_leaves_a_fresh_rootfs_untouched(
-    bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
+    flash: Flash, bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pub = agent_bundles.keys / "publisher.pub"
     assert flash(bsp, agent_bundles.other_key, pub, "--dry-run") == 1
@@ -144,7 +225,7 @@ def test_refused_bundle_leaves_a_fresh_rootfs_untouched(
 
 
 def test_failed_restage_keeps_the_previous_staging(
-    bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
+    flash: Flash, bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pub = agent_bundles.keys / "publisher.pub"
     assert flash(bsp, agent_bundles.orin, pub, "--dry-run") == 0
@@ -164,6 +245,7 @@ def test_failed_restage_keeps_the_previous_staging(
 
 
 def test_bundle_directory_errors_name_the_directory_and_leave_no_temp(
+    flash: Flash,
     bsp: Path,
     agent_bundles: Bundles,
     tmp_path: Path,

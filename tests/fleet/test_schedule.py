@@ -11,20 +11,13 @@ from trt_edge.fleet.errors import RolloutError
 from trt_edge.fleet.inventory import Device, devices_from_inventory_json, facts_from_hostvars
 from trt_edge.fleet.plan import load_plan
 from trt_edge.fleet.schedule import cumulative_targets, plan_waves, threshold_crossed
-from trt_edge.targets import load_catalog
 
-CATALOG = load_catalog()
+from tests.helpers.targets import ORIN_NANO, device_facts, fingerprint
+
 # What bundles for an Orin Nano ask: a TensorRT one its whole GPU stack, an XNNPACK one its arch.
-ORIN = CATALOG.fingerprint(CATALOG.get("jetson-orin-nano-jp6"), "tensorrt")
-ORIN_CPU = CATALOG.fingerprint(CATALOG.get("jetson-orin-nano-jp6"), "xnnpack")
-ORIN_FACTS = {
-    "arch": "aarch64",
-    "sm": "8.7",
-    "jetpack": "6.2",
-    "l4t": "36.4.3",
-    "cuda": "12.6.68",
-    "tensorrt": "10.3.0.30",
-}
+ORIN = fingerprint(ORIN_NANO, "tensorrt")
+ORIN_CPU = fingerprint(ORIN_NANO, "xnnpack")
+ORIN_FACTS = device_facts(ORIN_NANO)
 
 
 def fleet(n: int, facts: dict[str, str] | None = None, group: str = "edge") -> list[Device]:
@@ -59,9 +52,9 @@ def test_devices_that_do_not_fit_are_skipped_with_the_reason() -> None:
     assert schedule.eligible == 3
     reasons = {s.device.name: s.reason for s in schedule.skipped}
     assert set(reasons) == {"nx-old-jetpack", "pc", "unknown"}
-    assert "l4t: bundle needs 36.4.3, device has 35.5.0" in reasons["nx-old-jetpack"]
-    assert "arch: bundle needs aarch64, device is x86_64" in reasons["pc"]
-    assert "sm: bundle's engines are built for compute capability 8.7" in reasons["pc"]
+    assert f"l4t: bundle needs {ORIN['l4t']}, device has 35.5.0" in reasons["nx-old-jetpack"]
+    assert f"arch: bundle needs {ORIN['arch']}, device is x86_64" in reasons["pc"]
+    assert f"sm: bundle's engines are built for compute capability {ORIN['sm']}" in reasons["pc"]
     assert reasons["unknown"] == "facts unknown: no trt_edge_facts"
 
 
@@ -103,7 +96,7 @@ def test_inventory_groups_nest_and_facts_come_from_a_catalog_target() -> None:
     doc = {
         "_meta": {
             "hostvars": {
-                "a": {"trt_edge_target": "jetson-orin-nano-jp6"},
+                "a": {"trt_edge_target": ORIN_NANO},
                 "b": {"trt_edge_facts": {"arch": "x86_64"}},
             }
         },
@@ -113,7 +106,7 @@ def test_inventory_groups_nest_and_facts_come_from_a_catalog_target() -> None:
     }
     devices = {d.name: d for d in devices_from_inventory_json(doc)}
     assert devices["a"].groups == {"all", "edge", "canary"}
-    assert devices["a"].facts is not None and devices["a"].facts["sm"] == "8.7"
+    assert devices["a"].facts is not None and devices["a"].facts["sm"] == ORIN["sm"]
     assert devices["b"].facts == {"arch": "x86_64"}
     assert facts_from_hostvars({"trt_edge_target": "nope"})[1].startswith("trt_edge_target")
 

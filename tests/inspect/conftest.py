@@ -2,56 +2,66 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-# Helper modules beside this file (tests/ is on the path, tests/inspect is not, and a
-# package named `inspect` would shadow the standard library).
-sys.path.insert(0, str(Path(__file__).parent))
-from insp_pte_builders import TinyDecoder, export_methods, synthesize_tensorrt_pte, write_pte
-from insp_upstream_trt import sample_blob
+from tests.helpers.session_builds import build_once, shared_root
+from tests.inspect.pte_builders import (
+    TinyDecoder,
+    export_methods,
+    synthesize_tensorrt_pte,
+    write_pte,
+)
+from tests.inspect.upstream_trt import sample_blob
 
 
 @pytest.fixture(scope="session")
-def pte_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("inspect_pte")
+def pte_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return shared_root(tmp_path_factory)
+
+
+def decoder_pte(root: Path, name: str, methods: dict[str, tuple[int, int]], backend: str) -> Path:
+    """`TinyDecoder` exported per method (`methods[name] = (min_seq, max_seq)`) and lowered
+    for `backend`, once per session."""
+
+    def build(out: Path) -> Path:
+        programs = export_methods(TinyDecoder.module(), methods)
+        return write_pte(programs, out / f"{name}.pte", backend)
+
+    return build_once(root, f"inspect-{name}", build)
 
 
 @pytest.fixture(scope="session")
-def xnnpack_pte(pte_dir: Path) -> Path:
+def xnnpack_pte(pte_root: Path) -> Path:
     """forward(ids[1, 1..128]) lowered to XNNPACK (embedding stays on the portable path)."""
-    programs = export_methods(TinyDecoder.module(), {"forward": (1, 128)})
-    return write_pte(programs, pte_dir / "xnnpack.pte", "xnnpack")
+    return decoder_pte(pte_root, "xnnpack", {"forward": (1, 128)}, "xnnpack")
 
 
 @pytest.fixture(scope="session")
-def portable_pte(pte_dir: Path) -> Path:
+def portable_pte(pte_root: Path) -> Path:
     """The same model without delegates: every constant lives in the constant segment."""
-    programs = export_methods(TinyDecoder.module(), {"forward": (1, 128)})
-    return write_pte(programs, pte_dir / "portable.pte", "portable")
+    return decoder_pte(pte_root, "portable", {"forward": (1, 128)}, "portable")
 
 
 @pytest.fixture(scope="session")
-def two_method_pte(pte_dir: Path) -> Path:
+def two_method_pte(pte_root: Path) -> Path:
     """prefill(ids[1, 2..64]) and decode(ids[1, 1]) in one XNNPACK program."""
-    programs = export_methods(TinyDecoder.module(), {"prefill": (2, 64), "decode": (1, 1)})
-    return write_pte(programs, pte_dir / "two_method.pte", "xnnpack")
+    return decoder_pte(pte_root, "two_method", {"prefill": (2, 64), "decode": (1, 1)}, "xnnpack")
 
 
 @pytest.fixture(scope="session")
-def tensorrt_pte(two_method_pte: Path, pte_dir: Path) -> Path:
+def tensorrt_pte(two_method_pte: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """SYNTHETIC: two_method_pte with TensorRTBackend delegates holding TR01/TR02 blobs
     around placeholder engine bytes, stored as segments."""
     blobs = [sample_blob(300, seed=1), sample_blob(200, aliased=True, seed=2)]
-    return synthesize_tensorrt_pte(two_method_pte, pte_dir / "synthetic_trt.pte", blobs)
+    dest = tmp_path_factory.mktemp("inspect-trt") / "synthetic_trt.pte"
+    return synthesize_tensorrt_pte(two_method_pte, dest, blobs)
 
 
 @pytest.fixture(scope="session")
-def tensorrt_inline_pte(two_method_pte: Path, pte_dir: Path) -> Path:
+def tensorrt_inline_pte(two_method_pte: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """SYNTHETIC: as `tensorrt_pte`, but the blobs stay inline in the FlatBuffer."""
     blobs = [sample_blob(96, seed=3)]
-    return synthesize_tensorrt_pte(
-        two_method_pte, pte_dir / "synthetic_trt_inline.pte", blobs, inline=True
-    )
+    dest = tmp_path_factory.mktemp("inspect-trt-inline") / "synthetic_trt_inline.pte"
+    return synthesize_tensorrt_pte(two_method_pte, dest, blobs, inline=True)

@@ -7,10 +7,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from insp_bundles import PROFILES, make_bundle
 from trt_edge.cli.main import main
 from trt_edge.inspect.compare import diff_paths
 from trt_edge_runner.bundle_format import DimRange, Profile
+
+from tests.helpers.bundles import write_bundle
+from tests.inspect.pte_builders import (
+    DECODER_INPUTS,
+    DECODER_OUTPUTS,
+    DECODER_PROFILES,
+    decoder_bundle,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -56,14 +63,18 @@ def test_delegates_not_constants_differ_between_xnnpack_and_portable(
 def test_bundles_show_profile_policy_and_version_changes(
     capsys: pytest.CaptureFixture[str], xnnpack_pte: Path, tmp_path: Path
 ) -> None:
-    old = make_bundle(xnnpack_pte, tmp_path / "old")
-    wider = (PROFILES[0], Profile(name="prefill", dims={"seq": DimRange(2, 64, 128)}))
-    new = make_bundle(
-        xnnpack_pte,
+    old = decoder_bundle(tmp_path / "old", xnnpack_pte)
+    wider = (DECODER_PROFILES[0], Profile(name="prefill", dims={"seq": DimRange(2, 64, 128)}))
+    new = write_bundle(
         tmp_path / "new",
+        xnnpack_pte,
+        wider,
+        {"decode": 0, "prefill": "auto"},
+        policy="auto",
         version="1.1.0",
-        profiles=wider,
-        phases={"decode": 0, "prefill": "auto"},
+        report=True,
+        inputs=DECODER_INPUTS,
+        outputs=DECODER_OUTPUTS,
     )
     found = changes(old, new)
     assert found["model.version"].before == "1.0.0" and found["model.version"].after == "1.1.0"
@@ -76,7 +87,7 @@ def test_bundles_show_profile_policy_and_version_changes(
 
 
 def test_pte_against_bundle_compares_the_bundled_program(xnnpack_pte: Path, tmp_path: Path) -> None:
-    bundle = make_bundle(xnnpack_pte, tmp_path / "b")
+    bundle = decoder_bundle(tmp_path / "b", xnnpack_pte)
     result = diff_paths(xnnpack_pte, bundle)
     assert result.compared == "pte" and result.identical
     assert result.note is not None and "only the bundle's model.pte was compared" in result.note
@@ -85,7 +96,7 @@ def test_pte_against_bundle_compares_the_bundled_program(xnnpack_pte: Path, tmp_
 def test_bundle_against_its_own_pte_says_only_the_programs_were_compared(
     capsys: pytest.CaptureFixture[str], xnnpack_pte: Path, tmp_path: Path
 ) -> None:
-    bundle = make_bundle(xnnpack_pte, tmp_path / "b")
+    bundle = decoder_bundle(tmp_path / "b", xnnpack_pte)
     pte = bundle / "model.pte"
     assert main(["diff", str(bundle), str(pte)]) == 0
     out = capsys.readouterr().out

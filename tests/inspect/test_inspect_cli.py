@@ -5,17 +5,20 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tarfile
+from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
-from insp_bundles import make_bundle, tar_bundle
-from insp_pte_builders import synthesize_tensorrt_pte
-from insp_upstream_trt import placeholder_engine, sample_blob
 from trt_edge.cli.main import main
 from trt_edge.inspect.pte_reader import read_pte
 from trt_edge.inspect.signatures import profile_signature
 from trt_edge_runner.bundle_format import BundleManifest
+
+from tests.helpers.bundles import pack
+from tests.inspect.pte_builders import decoder_bundle, synthesize_tensorrt_pte
+from tests.inspect.upstream_trt import placeholder_engine, sample_blob
 
 pytestmark = pytest.mark.slow
 
@@ -101,7 +104,7 @@ def test_not_a_pte_exits_2_without_traceback(
 @pytest.fixture
 def bundle(xnnpack_pte: Path, tmp_path: Path) -> Path:
     d = read_pte(xnnpack_pte).delegates[0]
-    return make_bundle(xnnpack_pte, tmp_path / "tiny-1.0.0", delegates=(d.to_delegate_info(),))
+    return decoder_bundle(tmp_path / "tiny-1.0.0", xnnpack_pte, delegates=(d.to_delegate_info(),))
 
 
 def test_bundle_dir_reports_profiles_policy_target_and_hashes(
@@ -119,7 +122,7 @@ def test_bundle_dir_reports_profiles_policy_target_and_hashes(
     assert doc["runtime"] == {"policy": "pinned", "phases": {"decode": 0, "prefill": 1}}
     assert doc["target"]["id"] == "cpu-x86_64"
     assert doc["export_domain"] == {"seq": [1, 128]}
-    assert doc["provenance"]["executorch"] == "1.5.1"
+    assert doc["provenance"]["packages"]["executorch"] == version("executorch")
     assert doc["signature"]["present"] is False
     assert doc["pte"]["methods"][0]["name"] == "forward"
     assert doc["validation"] == {"ok": True, "phases": 2}
@@ -134,9 +137,13 @@ def test_bundle_tree_output(capsys: pytest.CaptureFixture[str], bundle: Path) ->
 
 @pytest.mark.parametrize(("suffix", "mode"), [(".tar", "w"), (".tar.gz", "w:gz")])
 def test_bundle_tar_reads_like_the_directory(
-    capsys: pytest.CaptureFixture[str], bundle: Path, tmp_path: Path, suffix: str, mode: str
+    capsys: pytest.CaptureFixture[str],
+    bundle: Path,
+    tmp_path: Path,
+    suffix: str,
+    mode: Literal["w", "w:gz"],
 ) -> None:
-    tar = tar_bundle(bundle, tmp_path / f"tiny{suffix}", mode)
+    tar = pack(bundle, tmp_path / f"tiny{suffix}", mode)
     _, from_dir, _ = inspect_json(capsys, str(bundle))
     code, from_tar, err = inspect_json(capsys, str(tar))
     assert code == 0, err
@@ -179,7 +186,7 @@ def test_bundle_json_that_does_not_describe_the_pte(
     d = read_pte(xnnpack_pte).delegates[0]
     wrong = d.to_delegate_info()
     wrong = type(wrong)(wrong.backend_id, wrong.method, wrong.index, wrong.blob_size + 1, None)
-    b = make_bundle(xnnpack_pte, tmp_path / "b", delegates=(wrong,))
+    b = decoder_bundle(tmp_path / "b", xnnpack_pte, delegates=(wrong,))
     code, _, err = inspect_json(capsys, str(b))
     assert code == 1
     assert "bundle.json lists delegate 0 of method 'forward'" in err
@@ -189,7 +196,7 @@ def test_profile_signature_mismatch_in_bundle(
     capsys: pytest.CaptureFixture[str], xnnpack_pte: Path, tmp_path: Path
 ) -> None:
     d = read_pte(xnnpack_pte).delegates[0]
-    b = make_bundle(xnnpack_pte, tmp_path / "b")
+    b = decoder_bundle(tmp_path / "b", xnnpack_pte)
     doc = json.loads((b / "bundle.json").read_text())
     m = BundleManifest.from_dict(doc)
     sig = profile_signature(m.profiles, m.inputs)
@@ -249,8 +256,8 @@ def test_extract_engines_from_a_bundle(
 ) -> None:
     """SYNTHETIC TensorRT bundle (placeholder engines): extraction works through bundles,
     including a compressed tar whose model.pte is extracted to a private temp file."""
-    b = make_bundle(tensorrt_pte, tmp_path / "trt-1.0.0")
-    path = b if container == "dir" else tar_bundle(b, tmp_path / "trt.tar.gz", "w:gz")
+    b = decoder_bundle(tmp_path / "trt-1.0.0", tensorrt_pte)
+    path = b if container == "dir" else pack(b, tmp_path / "trt.tar.gz", "w:gz")
     out_dir = tmp_path / "engines"
     assert main(["inspect", str(path), "--extract-engines", str(out_dir)]) == 0
     assert "extracted 2 TensorRT engine(s)" in capsys.readouterr().out
@@ -283,7 +290,9 @@ def test_tar_that_is_not_a_bundle_exits_2(
     other = tmp_path / "other"
     other.mkdir()
     (other / "readme.txt").write_text("hi")
-    archive = tar_bundle(other, tmp_path / "other.tar")
+    archive = tmp_path / "other.tar"
+    with tarfile.open(archive, "w") as tar:
+        tar.add(other, arcname=other.name)
     assert main(["inspect", str(archive)]) == 2
     assert "has no bundle.json" in capsys.readouterr().err
 

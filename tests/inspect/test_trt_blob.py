@@ -9,13 +9,6 @@ import struct
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from insp_upstream_trt import (
-    UPSTREAM_HEADER_SIZE,
-    placeholder_engine,
-    sample_blob,
-    upstream_metadata_json,
-    upstream_serialize_engine,
-)
 from trt_edge.inspect.errors import TrtBlobError
 from trt_edge.inspect.trt_blob import (
     HEADER,
@@ -27,6 +20,14 @@ from trt_edge.inspect.trt_blob import (
     is_tensorrt_backend,
     parse_trt_blob,
     write_trt_blob,
+)
+
+from tests.inspect.upstream_trt import (
+    UPSTREAM_HEADER_SIZE,
+    placeholder_engine,
+    sample_blob,
+    upstream_metadata_json,
+    upstream_serialize_engine,
 )
 
 

@@ -6,7 +6,7 @@ loaded by path, without importing the torch_tensorrt package, from either
 `$TORCH_TENSORRT_SERIALIZATION_PY` or an installed-but-unimportable torch_tensorrt.
 Obtain it with e.g. `pip download torch-tensorrt==2.14.0 --no-deps` and unzip
 `torch_tensorrt/executorch/serialization.py`. Without it these tests skip; the
-upstream-equivalent writer in insp_upstream_trt.py covers the format everywhere.
+upstream-equivalent writer in upstream_trt.py covers the format everywhere.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from types import ModuleType
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from insp_upstream_trt import placeholder_engine
 from trt_edge.inspect.errors import TrtBlobError
 from trt_edge.inspect.trt_blob import (
     AliasedIO,
@@ -29,6 +28,8 @@ from trt_edge.inspect.trt_blob import (
     parse_trt_blob,
     write_trt_blob,
 )
+
+from tests.inspect.upstream_trt import placeholder_engine
 
 
 def _upstream_path() -> Path | None:

@@ -34,13 +34,19 @@ def test_tiny_llm_example_resolves_to_indices_and_ranges() -> None:
     assert m.inputs[0].shape == (1, "seq") and m.inputs[0].values == (0, 256)
     assert m.symbols() == ("seq",)
     assert m.export_domain() == {"seq": (1, 512)}
-    assert m.targets == ("cpu-x86_64",)
+    assert m.targets == ("cpu-x86_64", "cpu-aarch64")  # the examples build for both CPUs
     assert m.source_path.is_absolute() and len(m.source_sha256) == 64
     assert m.entrypoint == "model.py:build_model" and m.exported is None
 
 
 def test_every_example_manifest_is_valid() -> None:
-    paths = sorted((REPO / "examples").glob("*/manifest.yaml"))
+    # An example whose model folder a script writes (examples/gemma3/write_model.py) is
+    # valid once that ran: tests/llm/test_readme_commands.py runs it, then validates.
+    paths = sorted(
+        p
+        for p in (REPO / "examples").glob("*/manifest.yaml")
+        if not (p.parent / "write_model.py").is_file()
+    )
     paths += sorted((REPO / "manifests" / "examples").glob("*.yaml"))
     assert paths
     for path in paths:

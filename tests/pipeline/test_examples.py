@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from trt_edge_runner.bundle_format import BundleManifest
@@ -17,8 +18,9 @@ def _doc(bundle: Path) -> BundleManifest:
     return BundleManifest.from_json((bundle / "bundle.json").read_bytes())
 
 
-def _report(bundle: Path) -> dict:
-    return json.loads((bundle / "reports" / "validation.json").read_bytes())
+def _report(bundle: Path) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads((bundle / "reports" / "validation.json").read_bytes())
+    return report
 
 
 @pytest.mark.parametrize("fixture", ["tiny_llm_bundle", "vision_bundle"])

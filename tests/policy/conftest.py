@@ -7,7 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from policy.vector_runs import CPP_SRC, SDK_FREE_BINARIES
+
+from tests.helpers.paths import CPP_SRC
+from tests.policy.vector_runs import SDK_FREE_BINARIES
 
 
 def _fresh(binary: Path) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from trt_edge_runner.bundle_format import (
     BundleManifest,
     DimRange,
+    PhaseTarget,
     Profile,
     RuntimePolicy,
     TensorSpec,
@@ -36,7 +37,7 @@ def two_inputs_three_profiles(active: int = 0) -> ProfileTable:
     )
 
 
-def llm_manifest(phases: dict[str, int | str] | None = None) -> BundleManifest:
+def llm_manifest(phases: dict[str, PhaseTarget] | None = None) -> BundleManifest:
     """A bundle manifest like the tiny LLM's: decode [1, 1], prefill [1, 32..2048]."""
     return BundleManifest(
         schema_version=1,

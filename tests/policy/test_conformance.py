@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from policy.vector_runs import VECTORS, cpp_runner, python_runner
 from trt_edge_runner.policy import ProfileBounds, ProfileTable, Request, select_profile
+
+from tests.helpers.paths import VECTORS
+from tests.policy.vector_runs import cpp_runner, python_runner
 
 SELECTION = VECTORS / "profile_selection.json"
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import threading
 
 import pytest
-from policy.tables import llm_manifest
 from trt_edge_runner.errors import RequestedProfileUnavailableError, UnknownPhaseError
 from trt_edge_runner.guard import OptimizationProfileGuard, PhaseGuard, current_request
 from trt_edge_runner.policy import Request
+
+from tests.policy.tables import llm_manifest
 
 
 def test_no_guard_means_default() -> None:

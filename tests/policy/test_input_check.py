@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 import pytest
-from policy.tables import decode_prefill, llm_manifest, two_inputs_three_profiles
 from trt_edge_runner.emulation import ProfileResolver
 from trt_edge_runner.errors import (
     ProfileMismatchError,
@@ -15,6 +14,8 @@ from trt_edge_runner.errors import (
 from trt_edge_runner.guard import OptimizationProfileGuard, current_request
 from trt_edge_runner.input_check import check_inputs, no_match_error
 from trt_edge_runner.policy import Outcome, ProfileBounds, ProfileTable, Request, Selection
+
+from tests.policy.tables import decode_prefill, llm_manifest, two_inputs_three_profiles
 
 NAMES = ["input_ids", "hidden"]
 

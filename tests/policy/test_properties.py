@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Literal
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from trt_edge_runner.policy import (
@@ -101,6 +104,7 @@ def test_a_selected_auto_profile_fits_every_input(
 
 
 # A guard plan: a tree of nested guards, some of whose bodies raise.
+GuardPlan = tuple[int | Literal["auto"], bool, Sequence["GuardPlan"]]
 guard_spec = st.one_of(st.integers(0, 5), st.just("auto"))
 plan_st = st.recursive(
     st.tuples(guard_spec, st.booleans(), st.just(())),
@@ -115,11 +119,11 @@ class _Planned(Exception):
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(plan_st, max_size=3))
-def test_nested_guards_always_restore_the_enclosing_request(plans: list[object]) -> None:
+def test_nested_guards_always_restore_the_enclosing_request(plans: list[GuardPlan]) -> None:
     from trt_edge_runner.guard import OptimizationProfileGuard, current_request
 
-    def run(plan: object, enclosing: Request) -> None:
-        spec, raises, children = plan  # type: ignore[misc]
+    def run(plan: GuardPlan, enclosing: Request) -> None:
+        spec, raises, children = plan
         guard = (
             OptimizationProfileGuard.automatic()
             if spec == "auto"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from policy.tables import decode_prefill, two_inputs_three_profiles
 from trt_edge_runner.conformance import Case, load_cases
 from trt_edge_runner.policy import (
     Outcome,
@@ -16,6 +15,8 @@ from trt_edge_runner.policy import (
     profile_fits,
     select_profile,
 )
+
+from tests.policy.tables import decode_prefill, two_inputs_three_profiles
 
 VECTORS = Path(__file__).parents[1] / "vectors" / "profile_selection.json"
 CASES = load_cases(str(VECTORS))
@@ -110,7 +111,7 @@ def test_request_kind_is_checked() -> None:
 
 
 def test_table_from_bundle_uses_input_order_and_profile_order() -> None:
-    from policy.tables import llm_manifest
+    from tests.policy.tables import llm_manifest
 
     table = ProfileTable.from_bundle(llm_manifest())
     assert table.active == 0

@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from policy.vector_runs import VECTORS, cpp_runner, python_runner
+
+from tests.helpers.paths import VECTORS
+from tests.policy.vector_runs import cpp_runner, python_runner
 
 
 def cases_in(name: str) -> int:

@@ -6,9 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).parents[2]
-VECTORS = ROOT / "tests" / "vectors"
-CPP_SRC = ROOT / "device_runner" / "cpp"
 # The conformance binaries that need no ExecuTorch SDK (the dtype one does: tests/runner).
 SDK_FREE_BINARIES = ("trt_edge_conformance", "trt_edge_bundle_conformance")
 

@@ -1,78 +1,27 @@
-"""Fixtures for the runner tests: tiny real bundles (see tiny_bundles.py)."""
+"""Fixtures for the runner tests: tiny real bundles (`tests.helpers.bundles`) and the C++
+dtype-table check. The C++ runner binary (`trt_edge_run`) is a session fixture of
+`tests.helpers.fixtures_runner` (every area uses it)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Unpack
 
 import pytest
-from runner.cpp_build import (  # type: ignore[import-not-found]
-    CPP_SRC,
-    RUNNER_TARGETS,
-    stale_binaries,
-)
-from runner.tiny_bundles import (  # type: ignore[import-not-found]
-    SEQ_MAX,
-    BundleMaker,
-    build_tiny_model,
-    lower_tiny_model,
-    write_bundle,
-)
 from trt_edge_runner.bundle_format import PhaseTarget
 
-
-@pytest.fixture(scope="session")
-def trt_edge_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The C++ runner binary: $TRT_EDGE_RUN, the `make test-cpp` build when it is newer
-    than every runner source (rebuilt in place when stale), or built here."""
-    env = os.environ.get("TRT_EDGE_RUN")
-    if env:
-        return Path(env)
-    made = CPP_SRC / "build" / "runner" / "trt-edge-run"
-    if not stale_binaries(made.parent):
-        return made
-    if (CPP_SRC / "build" / "CMakeCache.txt").is_file():
-        # Incremental: cmake rebuilds only what changed since the `make test-cpp` build.
-        done = subprocess.run(
-            ["cmake", "--build", str(CPP_SRC / "build"), "--target", *RUNNER_TARGETS, "-j", "2"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode == 0:  # cmake's dependency tracking decides what was out of date
-            return made
-    build = tmp_path_factory.mktemp("cpp-build")
-    subprocess.run(
-        [
-            "cmake",
-            "-S",
-            str(CPP_SRC),
-            "-B",
-            str(build),
-            "-DCMAKE_BUILD_TYPE=Release",
-            f"-DPython3_EXECUTABLE={sys.executable}",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    subprocess.run(
-        [
-            "cmake",
-            "--build",
-            str(build),
-            "--target",
-            *RUNNER_TARGETS,
-            "-j",
-            "2",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return build / "runner" / "trt-edge-run"
+from tests.helpers.bundles import (
+    LLM_PHASES,
+    LLM_PROFILES,
+    SEQ_MAX,
+    BundleMaker,
+    BundleOptions,
+    ProfileSpec,
+    write_bundle,
+)
 
 
 @pytest.fixture(scope="session")
@@ -95,28 +44,18 @@ def llm_bundle_copy(tiny_llm_bundle: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(tiny_llm_bundle, tmp_path / tiny_llm_bundle.name))
 
 
-@pytest.fixture(scope="session")
-def tiny_model() -> Any:
-    return build_tiny_model()
-
-
-@pytest.fixture(scope="session")
-def tiny_pte(tmp_path_factory: pytest.TempPathFactory, tiny_model: Any) -> Path:
-    return lower_tiny_model(tiny_model, tmp_path_factory.mktemp("tiny-pte") / "model.pte")
-
-
 @pytest.fixture
 def make_bundle(tmp_path: Path, tiny_pte: Path) -> BundleMaker:
+    """`write_bundle` around the tiny program, into a fresh directory per call."""
     counter = iter(range(1000))
 
     def make(
-        profiles: list[tuple[str, int, int, int]],
-        phases: dict[str, PhaseTarget],
-        **kwargs: Any,
+        profiles: Sequence[ProfileSpec] = LLM_PROFILES,
+        phases: Mapping[str, PhaseTarget] = LLM_PHASES,
+        **options: Unpack[BundleOptions],
     ) -> Path:
-        return write_bundle(
-            tmp_path / f"bundle-{next(counter)}", tiny_pte, profiles, phases, **kwargs
-        )
+        out = tmp_path / f"bundle-{next(counter)}"
+        return write_bundle(out, tiny_pte, profiles, phases, **options)
 
     return make
 
@@ -124,9 +63,7 @@ def make_bundle(tmp_path: Path, tiny_pte: Path) -> BundleMaker:
 @pytest.fixture
 def llm_like_bundle(make_bundle: BundleMaker) -> Path:
     """Profile 0 decode (seq 1), profile 1 prefill (seq 2..64); pinned phases."""
-    return make_bundle(
-        [("decode", 1, 1, 1), ("prefill", 2, 16, SEQ_MAX)], {"decode": 0, "prefill": 1}
-    )
+    return make_bundle(LLM_PROFILES, LLM_PHASES)
 
 
 @pytest.fixture

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-CPP_SRC = REPO / "device_runner" / "cpp"
+from tests.helpers.paths import CPP_SRC
 
 RUNNER_TARGETS = ("trt-edge-run", "trt-edge-run-threads")
 

@@ -1,19 +1,26 @@
-"""`trt-edge run` / `trt-edge-device run` / `trt-edge-device info` on real bundles."""
+"""`trt-edge run` / `trt-edge-device run` / `trt-edge-device info` on real bundles.
+
+`trt-edge run` executes in ExecuTorch's Python runtime, `trt-edge-device run` in the
+C++ runner (the `trt_edge_run` binary, found through $TRT_EDGE_RUNNER): the same
+command, so both accept, refuse and print alike."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
 import pytest
-from runner.tiny_bundles import VOCAB  # type: ignore[import-not-found]
 from trt_edge.cli.main import main as host_main
 from trt_edge_runner.device_cli import main as device_main
 from trt_edge_runner.runner import Runner
 from trt_edge_runner.tensors import load_npz
+
+from tests.helpers.bundles import VOCAB
 
 pytestmark = pytest.mark.slow
 
@@ -31,9 +38,19 @@ def test_run_json_reports_profile_shapes_and_latency(
     assert report["latency_ms"] > 0
 
 
+@pytest.fixture
+def on_device(trt_edge_run: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """`trt-edge-device` in this process finds the C++ runner, and no device.json."""
+    monkeypatch.setenv("TRT_EDGE_RUNNER", str(trt_edge_run))
+    monkeypatch.setenv("TRT_EDGE_CONFIG", str(tmp_path / "no-device.json"))
+    return trt_edge_run
+
+
 def test_run_inputs_and_saved_outputs_match_the_python_runner(
-    llm_like_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    llm_like_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], on_device: Path
 ) -> None:
+    """.npz in and out without numpy on the device side: unpacked for, and packed from, the
+    C++ runner's .npy directories; the outputs equal the Python runner's."""
     ids = np.random.default_rng(1).integers(0, VOCAB, size=(1, 7), dtype=np.int64)
     scale = np.array([2.0], dtype=np.float32)
     inputs = tmp_path / "in.npz"
@@ -60,6 +77,7 @@ def test_run_inputs_and_saved_outputs_match_the_python_runner(
     assert len(load_npz(inputs, Runner.open(llm_like_bundle).manifest)) == 2
 
 
+@pytest.mark.parametrize("program", ["trt-edge run", "trt-edge-device run"])
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -72,24 +90,34 @@ def test_run_inputs_and_saved_outputs_match_the_python_runner(
     ],
 )
 def test_bad_requests_exit_2_with_a_message(
-    llm_like_bundle: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+    llm_like_bundle: Path,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    message: str,
+    program: str,
+    on_device: Path,
 ) -> None:
-    assert host_main(["run", str(llm_like_bundle), *argv]) == 2
+    main = host_main if program == "trt-edge run" else device_main
+    assert main(["run", str(llm_like_bundle), *argv]) == 2
     err = capsys.readouterr().err
     # One error line (a bad --profile is argparse's usage error, after its usage lines).
-    errors = [line for line in err.splitlines() if line.startswith("trt-edge run: error: ")]
+    errors = [line for line in err.splitlines() if line.startswith(f"{program}: error: ")]
     assert len(errors) == 1 and message in errors[0], err
     assert "Traceback" not in err
 
 
-def test_tampered_bundle_exits_1(llm_like_bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tampered_bundle_exits_1(
+    llm_like_bundle: Path, capsys: pytest.CaptureFixture[str], on_device: Path
+) -> None:
     pte = llm_like_bundle / "model.pte"
     pte.write_bytes(pte.read_bytes() + b"\0")
     assert device_main(["run", str(llm_like_bundle), "--phase", "decode"]) == 1
     assert "model.pte: size" in capsys.readouterr().err
 
 
-def test_device_info_entry_point_reports_mode_and_backends(llm_like_bundle: Path) -> None:
+def test_device_info_entry_point_reports_mode_and_backends(
+    llm_like_bundle: Path, on_device: Path
+) -> None:
     proc = subprocess.run(
         [
             sys.executable,
@@ -106,21 +134,39 @@ def test_device_info_entry_point_reports_mode_and_backends(llm_like_bundle: Path
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    assert "XnnpackBackend" in report["device"]["backends_registered"]
-    assert report["device"]["native_profile_guard"] is False
-    assert report["device"]["executorch"] == "1.5.1"
-    assert report["bundle"]["mode"] == "emulated"
+    runner = report["device"]["runner"]
+    assert report["device"]["engine"] == "cpp"
+    assert runner["path"] == str(on_device) and runner["found_by"] == "$TRT_EDGE_RUNNER"
+    assert "XnnpackBackend" in runner["backends"]
+    assert runner["native_profile_guard"] is False
+    assert runner["executorch"] == report["device"]["executorch"] == version("executorch")
+    assert report["bundle"]["mode"] == "emulated" and report["bundle"]["profile0_only"] is False
     assert report["bundle"]["phases"] == {"decode": 0, "prefill": 1}
 
 
-def test_save_outputs_to_a_directory_is_refused_before_running(
-    llm_like_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("main", "command", "option", "example"),
+    [
+        (host_main, ["bench", "--iterations", "3"], "--plot", "bench.png"),
+        (device_main, ["run", "--phase", "decode"], "--save-outputs", "outputs.npz"),
+    ],
+    ids=["trt-edge-bench-plot", "trt-edge-device-run-save-outputs"],
+)
+def test_an_output_path_that_is_a_directory_is_refused_before_any_work(
+    llm_like_bundle: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    main: Callable[[list[str]], int],
+    command: list[str],
+    option: str,
+    example: str,
 ) -> None:
-    argv = ["run", str(llm_like_bundle), "--phase", "decode", "--save-outputs", str(tmp_path)]
-    assert device_main(argv) == 2
+    name, *options = command
+    assert main([name, str(llm_like_bundle), *options, option, str(tmp_path)]) == 2
     captured = capsys.readouterr()
-    assert f"--save-outputs {tmp_path}: is a directory" in captured.err
-    assert "Traceback" not in captured.err and captured.out == ""  # the model never ran
+    assert f"{name}: error: {option} {tmp_path}: is a directory" in captured.err
+    assert str(tmp_path / example) in captured.err  # the hint names a file to write
+    assert "Traceback" not in captured.err and captured.out == ""  # nothing ran or was timed
 
 
 def test_a_broken_inputs_file_exits_2_naming_it(

@@ -6,12 +6,8 @@ import os
 import shutil
 from pathlib import Path
 
-from runner.cpp_build import (  # type: ignore[import-not-found]
-    CPP_SRC,
-    RUNNER_TARGETS,
-    runner_sources,
-    stale_binaries,
-)
+from tests.helpers.paths import CPP_SRC
+from tests.runner.cpp_build import RUNNER_TARGETS, runner_sources, stale_binaries
 
 
 def test_sources_cover_the_runner_and_the_policy_header() -> None:

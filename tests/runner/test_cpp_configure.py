@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from runner.cpp_build import CPP_SRC  # type: ignore[import-not-found]
+
+from tests.helpers.paths import CPP_SRC
 
 pytestmark = [
     pytest.mark.slow,

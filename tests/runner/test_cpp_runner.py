@@ -15,9 +15,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from runner.tiny_bundles import VOCAB  # type: ignore[import-not-found]
 from trt_edge_runner.runner import Runner
+from trt_edge_runner.runner_interface import (
+    EXIT_BUNDLE_FORMAT,
+    EXIT_BUNDLE_INTEGRITY,
+    EXIT_PROGRAM_LOAD,
+    EXIT_REQUEST_REFUSED,
+    EXIT_USAGE,
+)
 from trt_edge_runner.tensors import random_inputs
+
+from tests.helpers.bundles import VOCAB
 
 pytestmark = pytest.mark.slow
 
@@ -122,16 +130,20 @@ def test_cpp_auto_and_policy_ignoring_runner(
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        (["--phase", "warmup"], 2, "unknown phase 'warmup'"),
-        (["--profile", "5"], 2, "pins profile 5"),
-        (["--profile", "-1"], 2, "never negative"),
-        (["--phase", "decode", "--dims", "seq=3"], 2, "'ids' dim 1 = 3 is outside profile 0"),
-        (["--auto", "--dims", "seq=65"], 2, "no profile matches inputs"),
-        (["--auto", "--phase", "decode"], 2, "exactly one of"),
-        (["--auto", "--bench", "-5"], 2, "--bench -5: must be between 1 and"),
-        (["--auto", "--bench", "0"], 2, "--bench 0: must be between 1 and"),
-        (["--auto", "--bench", "5x"], 2, "--bench 5x: expected an integer"),
-        (["--auto", "--dims", "seq=-3"], 2, "--dims seq=-3: must be between 1 and"),
+        (["--phase", "warmup"], EXIT_REQUEST_REFUSED, "unknown phase 'warmup'"),
+        (["--profile", "5"], EXIT_REQUEST_REFUSED, "pins profile 5"),
+        (["--profile", "-1"], EXIT_USAGE, "never negative"),
+        (
+            ["--phase", "decode", "--dims", "seq=3"],
+            EXIT_REQUEST_REFUSED,
+            "'ids' dim 1 = 3 is outside profile 0",
+        ),
+        (["--auto", "--dims", "seq=65"], EXIT_REQUEST_REFUSED, "no profile matches inputs"),
+        (["--auto", "--phase", "decode"], EXIT_USAGE, "exactly one of"),
+        (["--auto", "--bench", "-5"], EXIT_USAGE, "--bench -5: must be between 1 and"),
+        (["--auto", "--bench", "0"], EXIT_USAGE, "--bench 0: must be between 1 and"),
+        (["--auto", "--bench", "5x"], EXIT_USAGE, "--bench 5x: expected an integer"),
+        (["--auto", "--dims", "seq=-3"], EXIT_USAGE, "--dims seq=-3: must be between 1 and"),
     ],
 )
 def test_cpp_bad_requests_fail_clearly(
@@ -153,7 +165,7 @@ def test_cpp_refuses_a_tampered_bundle(trt_edge_run: Path, llm_like_bundle: Path
     data[100] ^= 1
     pte.write_bytes(bytes(data))
     proc = run_cpp(trt_edge_run, "--bundle", str(llm_like_bundle), "--phase", "decode")
-    assert proc.returncode == 1
+    assert proc.returncode == EXIT_BUNDLE_INTEGRITY
     assert "model.pte: sha256" in proc.stderr
 
 
@@ -176,12 +188,12 @@ def test_cpp_bench_reports_runner_and_raw_latency(
     assert bench["runner_us_p50"] > 0 and bench["raw_execute_us_p50"] > 0
 
 
-def test_cpp_malformed_bundle_json_fails_with_exit_1(
+def test_cpp_malformed_bundle_json_is_a_bundle_format_refusal(
     trt_edge_run: Path, llm_like_bundle: Path
 ) -> None:
     (llm_like_bundle / "bundle.json").write_text('{"schema_version": 1,', encoding="utf-8")
     proc = run_cpp(trt_edge_run, "--bundle", str(llm_like_bundle), "--auto")
-    assert proc.returncode == 1
+    assert proc.returncode == EXIT_BUNDLE_FORMAT
     assert "bundle.json: not valid JSON" in proc.stderr
 
 
@@ -205,7 +217,7 @@ def test_cpp_hides_cpu_probe_lines_but_not_runtime_errors(
     pte = broken / "model.pte"
     pte.write_bytes(pte.read_bytes()[: pte.stat().st_size // 2])
     failed = run_cpp(trt_edge_run, "--bundle", str(broken), "--phase", "decode", "--no-verify")
-    assert failed.returncode == 1
+    assert failed.returncode == EXIT_PROGRAM_LOAD
     assert "E executorch:program.cpp" in failed.stderr and "trt-edge-run: error:" in failed.stderr
     if os.uname().machine == "x86_64":  # where XNNPACK's probe prints them
         loud = subprocess.run(

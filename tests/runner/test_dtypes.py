@@ -10,10 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from runner.tiny_bundles import write_bundle  # type: ignore[import-not-found]
 from trt_edge.manifest import models, vocabulary
 from trt_edge_runner.bundle_format import TensorSpec
 from trt_edge_runner.dtypes import DTYPE_NAMES, DTYPES, INTEGER_DTYPES
+
+from tests.helpers.bundles import write_bundle
 
 VECTORS = Path(__file__).parents[1] / "vectors" / "dtypes.json"
 
@@ -90,13 +91,14 @@ def bf16_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ).to_executorch()
     root = tmp_path_factory.mktemp("bf16")
     (root / "double.pte").write_bytes(program.buffer)
-    return write_bundle(  # type: ignore[no-any-return]
+    return write_bundle(
         root / "bf16-0.0.1",
         root / "double.pte",
         [("all", 1, 4, 8)],
         {"run": 0},
         inputs=(TensorSpec("x", "float32", (1, "seq")),),
         outputs=(TensorSpec("y", "bfloat16", (1, "seq")),),
+        backend="portable",
     )
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trt_edge.cli.generate import GenerateContractError, generate
+from trt_edge.cli.generate import generate
 from trt_edge.cli.main import main as host_main
+from trt_edge.llm.errors import GenerateContractError
 from trt_edge_runner.runner import Runner
 
 pytestmark = pytest.mark.slow

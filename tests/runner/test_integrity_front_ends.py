@@ -4,9 +4,10 @@ The bundle is the real tiny-LLM example (built by the pipeline), copied and sign
 then damaged one way after signing: (a) an extra file, (b) a symbolic link, (c) one
 changed byte, (d) a listed file removed. Each of `trt-edge run`, `trt-edge verify`,
 `trt-edge inspect`, `trt-edge-device install` (the signed bundle packed as a transport
-tar) and the C++ `trt-edge-run` must refuse it with exit 1 and a message naming the
-damaged file — the same rule (`trt_edge_runner.bundle_integrity`, and its C++
-twin held to the same vectors) everywhere.
+tar) and the C++ `trt-edge-run` must refuse it with a message naming the damaged file —
+exit 1, or for `trt-edge-run` its own code for the kind (`bundle_integrity`, 4) — the
+same rule (`trt_edge_runner.bundle_integrity`, and its C++ twin held to the same
+vectors) everywhere.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 import pytest
 from trt_edge.cli.main import main
 from trt_edge.signing import generate_keypair, sign_bundle
+from trt_edge_runner.runner_interface import EXIT_BUNDLE_INTEGRITY
 
 pytestmark = pytest.mark.slow
 
@@ -124,6 +126,7 @@ def test_every_front_end_refuses_a_damaged_bundle_naming_the_file(
                 "TRT_EDGE_KEYS": str(trusted),
                 "TRT_EDGE_FACTS": str(facts),
                 "TRT_EDGE_CONFIG": str(tmp_path / "device.json"),
+                "TRT_EDGE_RUNNER": str(trt_edge_run),
             },
             capture_output=True,
             text=True,
@@ -140,6 +143,6 @@ def test_every_front_end_refuses_a_damaged_bundle_naming_the_file(
             check=False,
         )
         code, err = done.returncode, done.stderr
-    assert code == 1, err
+    assert code == (EXIT_BUNDLE_INTEGRITY if front_end == "trt-edge-run" else 1), err
     assert names in err, err
     assert "Traceback" not in err

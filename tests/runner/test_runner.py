@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from runner.tiny_bundles import SEQ_MAX, VOCAB, WIDTH, BundleMaker, eager  # type: ignore[import-not-found]
+from trt_edge_runner.bundle_format import DelegateInfo
 from trt_edge_runner.errors import (
     BundleFormatMismatchError,
     BundleIntegrityError,
@@ -28,6 +28,16 @@ from trt_edge_runner.errors import (
 from trt_edge_runner.guard import OptimizationProfileGuard
 from trt_edge_runner.policy import Outcome, Request
 from trt_edge_runner.runner import Runner
+
+from tests.helpers.bundles import (
+    LLM_PHASES,
+    LLM_PROFILES,
+    SEQ_MAX,
+    VOCAB,
+    WIDTH,
+    BundleMaker,
+    eager,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -185,9 +195,7 @@ def test_tensorrt_multi_profile_bundle_without_guard_is_refused_or_profile0(
     # This runtime has no TensorRT backend: a bundle with TensorRT delegates cannot load,
     # and the error says which backend is missing instead of a raw runtime failure.
     bundle = make_bundle(
-        [("decode", 1, 1, 1), ("prefill", 2, 16, SEQ_MAX)],
-        {"decode": 0, "prefill": 1},
-        delegates=(("TensorRTBackend", "forward", 0, 100),),
+        LLM_PROFILES, LLM_PHASES, delegates=(DelegateInfo("TensorRTBackend", "forward", 0, 100),)
     )
     with pytest.raises(Exception, match=r"needs backend\(s\) TensorRTBackend"):
         Runner.open(bundle)

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from runner.tiny_bundles import VOCAB, eager  # type: ignore[import-not-found]
 from trt_edge_runner.policy import Request
 from trt_edge_runner.runner import Runner
+
+from tests.helpers.bundles import VOCAB, eager
 
 pytestmark = pytest.mark.slow
 

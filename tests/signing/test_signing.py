@@ -1,69 +1,18 @@
 """Signing and verification of bundle directories, through the real `trt-edge` CLI.
 
-The bundle here is written by hand with `BundleManifest` (the signature covers
-bytes, not what they mean), so these tests need no model build.
+The bundle is a small real one (`tests.helpers.bundles`): the session's tiny `.pte`, a
+bundle.json written by the build's bundle stage and a validation report.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 import pytest
 from trt_edge.cli.main import main
-from trt_edge_runner.bundle_format import (
-    SCHEMA_VERSION,
-    BundleManifest,
-    DimRange,
-    FileEntry,
-    Profile,
-    RuntimePolicy,
-    TensorSpec,
-)
 
-
-def write_bundle(directory: Path, files: dict[str, bytes]) -> Path:
-    directory.mkdir(parents=True)
-    entries = {}
-    for rel, data in files.items():
-        path = directory / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        entries[rel] = FileEntry(sha256=hashlib.sha256(data).hexdigest(), size=len(data))
-    manifest = BundleManifest(
-        schema_version=SCHEMA_VERSION,
-        name="tiny",
-        version="1.0.0",
-        backend="xnnpack",
-        target={"id": "cpu-x86_64", "arch": "x86_64"},
-        method="forward",
-        inputs=(TensorSpec("x", "float32", (1, "n")),),
-        outputs=(TensorSpec("y", "float32", (1, "n")),),
-        profiles=(Profile("p0", {"n": DimRange(1, 4, 8)}),),
-        runtime=RuntimePolicy("pinned", {"run": 0}),
-        files=entries,
-    )
-    (directory / "bundle.json").write_bytes(manifest.to_canonical_json())
-    return directory
-
-
-@pytest.fixture
-def keys(tmp_path: Path) -> Path:
-    assert main(["keys", "generate", str(tmp_path / "keys")]) == 0
-    return tmp_path / "keys"
-
-
-@pytest.fixture
-def bundle(tmp_path: Path) -> Path:
-    return write_bundle(
-        tmp_path / "tiny-1.0.0",
-        {"model.pte": b"\x00PTE" * 100, "reports/validation.json": b'{"ok": true}\n'},
-    )
-
-
-def sign(bundle: Path, keys: Path) -> None:
-    assert main(["sign", str(bundle), "--key", str(keys / "trt-edge-signing.key")]) == 0
+from tests.signing.conftest import sign
 
 
 def verify(bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -111,26 +60,27 @@ def test_any_changed_byte_is_refused_naming_the_file(
     assert f"{rel}: sha256" in out and "does not match bundle.json" in out
 
 
-def test_changed_bundle_json_is_refused(
-    bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("edit", "refusal"),
+    [
+        ((b'"1.0.0"', b'"1.0.1"'), "signature does not match its content"),
+        ((b",", b", "), "not in canonical form"),
+    ],
+    ids=["changed", "reformatted"],
+)
+def test_edited_bundle_json_is_refused(
+    bundle: Path,
+    keys: Path,
+    capsys: pytest.CaptureFixture[str],
+    edit: tuple[bytes, bytes],
+    refusal: str,
 ) -> None:
     sign(bundle, keys)
-    doc = (bundle / "bundle.json").read_bytes().replace(b'"1.0.0"', b'"1.0.1"')
+    doc = (bundle / "bundle.json").read_bytes().replace(*edit, 1)
     (bundle / "bundle.json").write_bytes(doc)
     code, out = verify(bundle, keys, capsys)
     assert code == 1
-    assert "signature does not match its content" in out
-
-
-def test_reformatted_bundle_json_is_refused(
-    bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    sign(bundle, keys)
-    doc = (bundle / "bundle.json").read_bytes().replace(b",", b", ", 1)
-    (bundle / "bundle.json").write_bytes(doc)
-    code, out = verify(bundle, keys, capsys)
-    assert code == 1
-    assert "not in canonical form" in out
+    assert refusal in out
 
 
 def test_missing_and_extra_files_are_all_reported(

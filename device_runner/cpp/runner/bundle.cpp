@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 
 [[noreturn]] void bad(const std::string& source, const std::string& path,
                       const std::string& message) {
-  throw RunnerError(source + ": " + path + ": " + message, 1);
+  throw RunnerError(ErrorKind::kBundleFormat, source + ": " + path + ": " + message).with_file(source);
 }
 
 const json& field(const json& obj, const char* key, const std::string& source,
@@ -51,7 +51,8 @@ Bundle read_bundle(const std::string& dir) {
   try {
     doc = json::parse(text);
   } catch (const json::exception& e) {
-    throw RunnerError(source + ": not valid JSON: " + e.what(), 1);
+    throw RunnerError(ErrorKind::kBundleFormat, source + ": not valid JSON: " + e.what())
+        .with_file(source);
   }
   try {
     Bundle b;
@@ -64,6 +65,17 @@ Bundle read_bundle(const std::string& dir) {
     const json& model = field(doc, "model", source, "");
     b.name = field(model, "name", source, "model").get<std::string>();
     b.version = field(model, "version", source, "model").get<std::string>();
+    // target: optional fields (null or absent means "any", as the agent's fingerprint rule).
+    if (doc.contains("target") && doc.at("target").is_object()) {
+      const json& target = doc.at("target");
+      if (target.contains("arch") && !target.at("arch").is_null()) {
+        if (!target.at("arch").is_string()) bad(source, "target.arch", "expected a string");
+        b.target_arch = target.at("arch").get<std::string>();
+      }
+      if (target.contains("id") && target.at("id").is_string()) {
+        b.target_id = target.at("id").get<std::string>();
+      }
+    }
     const json& io = field(doc, "io", source, "");
     b.method = field(io, "method", source, "io").get<std::string>();
     size_t i = 0;
@@ -117,7 +129,8 @@ Bundle read_bundle(const std::string& dir) {
     }
     return b;
   } catch (const json::exception& e) {
-    throw RunnerError(source + ": unexpected value: " + e.what(), 1);
+    throw RunnerError(ErrorKind::kBundleFormat, source + ": unexpected value: " + e.what())
+        .with_file(source);
   }
 }
 
@@ -132,9 +145,10 @@ std::vector<int64_t> Bundle::shape_of(const TensorSpec& spec,
     const auto& sym = std::get<std::string>(d);
     auto it = symbols.find(sym);
     if (it == symbols.end()) {
-      throw RunnerError("input '" + spec.name + "' needs a value for symbol '" + sym +
-                            "': pass --dims " + sym + "=N",
-                        2);
+      throw RunnerError(ErrorKind::kRequestRefused, "input '" + spec.name +
+                                                        "' needs a value for symbol '" + sym +
+                                                        "': pass --dims " + sym + "=N")
+          .with_input(spec.name);
     }
     shape.push_back(it->second);
   }
@@ -166,6 +180,35 @@ ProfileTable Bundle::profile_table() const {
 
 void verify_files(const Bundle& bundle) {
   refuse(bundle.dir, find_problems(bundle.dir, bundle.files, true));
+}
+
+const char* compiled_arch() noexcept {
+#if defined(__aarch64__)
+  return "aarch64";
+#elif defined(__x86_64__)
+  return "x86_64";
+#elif defined(__arm__)
+  return "armv7l";
+#elif defined(__riscv) && __riscv_xlen == 64
+  return "riscv64";
+#else
+  return "unknown";
+#endif
+}
+
+void check_target(const Bundle& bundle) {
+  if (bundle.target_arch.empty() || bundle.target_arch == compiled_arch()) return;
+  const std::string source = (fs::path(bundle.dir) / "bundle.json").string();
+  const std::string target =
+      bundle.target_id.empty() ? "" : " (target " + bundle.target_id + ")";
+  throw RunnerError(ErrorKind::kTargetMismatch,
+                    source + ": built for " + bundle.target_arch + target +
+                        ", but this trt-edge-run runs " + compiled_arch() +
+                        " code: install the bundle's " + compiled_arch() +
+                        " build (the manifest's build.targets needs a " + compiled_arch() +
+                        " target such as cpu-" + compiled_arch() + "), or run it with the " +
+                        bundle.target_arch + " trt-edge-run")
+      .with_file(source);
 }
 
 }  // namespace trt_edge::runner

@@ -49,6 +49,8 @@ struct Bundle {
   std::map<std::string, PhaseTarget> phases;
   std::map<std::string, FileEntry> files;
   std::vector<std::string> delegate_backends;  ///< delegates[].backend_id: decides the mode
+  std::string target_arch;  ///< target.arch ("x86_64", "aarch64"); empty: any architecture
+  std::string target_id;    ///< target.id, for messages
 
   /// Bounds indexed [profile][input], as `ProfileTable.from_bundle` builds them in Python.
   ProfileTable profile_table() const;
@@ -58,11 +60,19 @@ struct Bundle {
 };
 
 /// Parses `dir/bundle.json` (read by read_document: no link, no special file,
-/// size-capped); throws RunnerError naming the file and the JSON path at fault.
+/// size-capped); throws RunnerError (kBundleFormat) naming the file and the JSON path at fault.
 Bundle read_bundle(const std::string& dir);
 
 /// The integrity rule on the whole bundle directory: throws one BundleProblemsError
 /// naming every problem (sha256 too when built with OpenSSL; see verifies_digests()).
 void verify_files(const Bundle& bundle);
+
+/// The architecture this binary was compiled for ("x86_64", "aarch64", ...). Decided at
+/// compile time: under qemu-user `uname` reports the host, not the code being run.
+const char* compiled_arch() noexcept;
+
+/// Throws RunnerError (kTargetMismatch) when the bundle names a target.arch other than
+/// compiled_arch(), naming both and what to do.
+void check_target(const Bundle& bundle);
 
 }  // namespace trt_edge::runner

@@ -50,7 +50,10 @@ void scan(const fs::path& root, const std::string& prefix, std::map<std::string,
   std::error_code ec;
   fs::directory_iterator it(root, ec);
   if (ec) {
-    if (prefix.empty()) throw RunnerError(root.string() + ": cannot list: " + ec.message(), 1);
+    if (prefix.empty()) {
+      throw RunnerError(ErrorKind::kBundleFormat, root.string() + ": cannot list: " + ec.message())
+          .with_file(root.string());
+    }
     out[prefix.substr(0, prefix.size() - 1)] = {EntryKind::kUnreadable, 0, ec.message()};
     return;
   }
@@ -190,11 +193,10 @@ const char* to_string(ProblemKind kind) noexcept {
 }
 
 BundleProblemsError::BundleProblemsError(const std::string& where, std::vector<Problem> problems)
-    : RunnerError(where + ": refused: " + std::to_string(problems.size()) +
+    : RunnerError(ErrorKind::kBundleIntegrity, where + ": refused: " + std::to_string(problems.size()) +
                       (problems.size() == 1 ? " problem" : " problems") +
                       " with the bundle's files:" + join(problems) +
-                      "\ncopy the whole bundle again, or rebuild (and re-sign) it",
-                  1),
+                      "\ncopy the whole bundle again, or rebuild (and re-sign) it"),
       problems_(std::move(problems)) {}
 
 bool verifies_digests() noexcept {
@@ -343,14 +345,16 @@ void refuse(const std::string& where, const std::vector<Problem>& problems) {
 std::string read_document(const std::string& dir, const std::string& name) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    throw RunnerError(dir + ": not a directory; pass a bundle directory", 1);
+    throw RunnerError(ErrorKind::kBundleFormat, dir + ": not a directory; pass a bundle directory")
+        .with_file(dir);
   }
   const std::string path = (fs::path(dir) / name).string();
   struct stat info {};
   if (::lstat(path.c_str(), &info) != 0) {
-    throw RunnerError(path + ": missing; " + dir +
-                          " is not a trt-edge bundle (build one with `trt-edge build MANIFEST`)",
-                      1);
+    throw RunnerError(ErrorKind::kBundleFormat,
+                      path + ": missing; " + dir +
+                          " is not a trt-edge bundle (build one with `trt-edge build MANIFEST`)")
+        .with_file(path);
   }
   if (S_ISLNK(info.st_mode)) {
     refuse(dir, {{ProblemKind::kLinked, name, std::string("is a symbolic link; ") + kRegularOnly}});

@@ -77,7 +77,7 @@ void refuse(const std::string& where, const std::vector<Problem>& problems);
 
 /// The bytes of dir/name (bundle.json or bundle.sig): a link, a special file or one
 /// above kMaxDocumentBytes is a BundleProblemsError; a missing file is a RunnerError
-/// (exit 1) saying the directory is not a bundle.
+/// (kBundleFormat) saying the directory is not a bundle.
 std::string read_document(const std::string& dir, const std::string& name);
 
 /// Every problem of the bundle `dir`, bundle.json included: the conformance entry point.

@@ -14,12 +14,12 @@ Selection ProfileEmulation::resolve(const Request& request, const std::vector<Di
   const Selection selection = select_profile(table_, request, dims);
   switch (selection.outcome) {
     case Outcome::kNoProfileMatchesInputs:
-      throw RunnerError(describe_no_match(table_, dims, input_names_), 2);
+      throw RunnerError(ErrorKind::kRequestRefused, describe_no_match(table_, dims, input_names_));
     case Outcome::kRequestedProfileUnavailable:
-      throw RunnerError("the request pins profile " + std::to_string(request.index) +
+      throw RunnerError(ErrorKind::kRequestRefused,
+                        "the request pins profile " + std::to_string(request.index) +
                             ", but the bundle has " + std::to_string(table_.size()) +
-                            " profile(s) (valid: 0.." + std::to_string(table_.size() - 1) + ")",
-                        2);
+                            " profile(s) (valid: 0.." + std::to_string(table_.size() - 1) + ")");
     case Outcome::kPinIgnoredSingleProfile:
       if (!pin_warned_) {
         pin_warned_ = true;
@@ -32,7 +32,11 @@ Selection ProfileEmulation::resolve(const Request& request, const std::vector<Di
   }
   const int64_t profile = *selection.profile;
   if (const InputViolation v = check_inputs(table_, profile, dims)) {
-    throw RunnerError(describe(v, profile, input_names_), 2);
+    RunnerError error(ErrorKind::kRequestRefused, describe(v, profile, input_names_));
+    const bool about_one_input = v.kind == InputViolation::Kind::kRank ||
+                                 v.kind == InputViolation::Kind::kExtent;
+    if (about_one_input && v.input < input_names_.size()) error.with_input(input_names_[v.input]);
+    throw error;
   }
   table_.active = profile;
   return selection;

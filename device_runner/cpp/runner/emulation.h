@@ -3,7 +3,7 @@
 // DESIGN.md keeps three things apart: the pure policy (include/trt_edge/), the
 // actuator (a backend's native guard: actuator.h) and emulation — here. Per
 // execution: select a profile for the request (select_profile), turn a failing
-// outcome into a RunnerError (exit 2) naming the pin or every profile's ranges,
+// outcome into a RunnerError (kRequestRefused) naming the pin or every profile's ranges,
 // warn once per engine for an ignored pin, validate every input against the
 // selected profile (check_inputs), record it as active so auto stays sticky.
 // It runs on every backend, under a native guard too (same clear errors first).
@@ -23,7 +23,7 @@ class ProfileEmulation {
  public:
   ProfileEmulation(ProfileTable table, std::vector<std::string> input_names);
 
-  /// The profile this execution runs under, or RunnerError (exit 2) before anything runs.
+  /// The profile this execution runs under, or RunnerError (kRequestRefused) before anything runs.
   Selection resolve(const Request& request, const std::vector<Dims>& dims);
 
   const ProfileTable& table() const noexcept { return table_; }

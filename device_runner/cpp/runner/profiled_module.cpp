@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <new>
+#include <stdexcept>
 
 #include "dtypes.h"
 
@@ -14,7 +16,9 @@ using executorch::extension::TensorPtr;
 
 ScalarType scalar_type(const std::string& dtype) {
   const DtypeInfo* info = find_dtype(dtype);
-  if (info == nullptr) throw RunnerError("dtype " + dtype + " is not supported by trt-edge-run", 2);
+  if (info == nullptr) {
+    throw RunnerError(ErrorKind::kRequestRefused, "dtype " + dtype + " is not supported by trt-edge-run");
+  }
   return static_cast<ScalarType>(info->scalar_type);
 }
 
@@ -27,6 +31,13 @@ std::vector<std::string> input_names(const Bundle& bundle) {
   std::vector<std::string> names;
   for (const auto& spec : bundle.inputs) names.push_back(spec.name);
   return names;
+}
+
+template <typename E>
+std::string hex(E error) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%x", static_cast<unsigned>(error));
+  return text;
 }
 
 Dims dims_of(const Array& a) {
@@ -46,22 +57,88 @@ ProfiledModule::ProfiledModule(Bundle bundle, bool honour_policy)
       emulation_(bundle_.profile_table(), input_names(bundle_)),
       actuator_(decision_.mode == Mode::kNative ? make_native_actuator() : make_plain_actuator()) {
   const std::string pte = bundle_.dir + "/model.pte";
-  module_ = std::make_unique<executorch::extension::Module>(pte);
-  const auto err = module_->load_method(bundle_.method);
-  if (err != executorch::runtime::Error::Ok) {
-    throw RunnerError(pte + ": loading method '" + bundle_.method + "' failed (ExecuTorch error 0x" +
-                          [&] {
-                            char hex[16];
-                            std::snprintf(hex, sizeof hex, "%x", static_cast<unsigned>(err));
-                            return std::string(hex);
-                          }() +
-                          "); is the backend it needs linked into this runner?",
-                      1);
+  try {
+    load_program(pte);
+  } catch (const std::bad_alloc&) {
+    // A damaged program can declare planned buffers no machine has: a refusal, not a bug.
+    throw RunnerError(ErrorKind::kProgramLoad,
+                      pte + ": loading it needs more memory than can be allocated (its planned "
+                            "buffers are larger than this machine gives); rebuild the bundle")
+        .with_file(pte);
+  } catch (const std::length_error&) {
+    throw RunnerError(ErrorKind::kProgramLoad,
+                      pte + ": loading it asks for a buffer larger than can exist; rebuild the bundle")
+        .with_file(pte);
   }
+  check_method_inputs(pte);
   if (decision_.notice != Notice::kNone) {
     std::cerr << "trt-edge-run: warning: " << bundle_.dir << ": "
               << notice_message(decision_.notice, static_cast<int64_t>(bundle_.profiles.size()))
               << "\n";
+  }
+}
+
+void ProfiledModule::load_program(const std::string& pte) {
+  const std::string ptd = bundle_.dir + "/model.ptd";
+  module_ = bundle_.files.count("model.ptd")
+                ? std::make_unique<executorch::extension::Module>(pte, ptd)
+                : std::make_unique<executorch::extension::Module>(pte);
+  // Full verification: every offset and index inside the FlatBuffer is checked before
+  // anything is read through it (Minimal, ExecuTorch's default, only checks the header).
+  // ExecuTorch does not harden its loader against every malformed program, so a parent
+  // process must still treat a runner killed by a signal as a failed run.
+  const auto loaded = module_->load(executorch::runtime::Program::Verification::InternalConsistency);
+  if (loaded != executorch::runtime::Error::Ok) {
+    throw RunnerError(ErrorKind::kProgramLoad,
+                      pte + ": not a loadable ExecuTorch program (ExecuTorch error 0x" +
+                          hex(loaded) + "); rebuild the bundle")
+        .with_file(pte);
+  }
+  const auto err = module_->load_method(bundle_.method);
+  if (err != executorch::runtime::Error::Ok) {
+    throw RunnerError(ErrorKind::kProgramLoad,
+                      pte + ": loading method '" + bundle_.method + "' failed (ExecuTorch error 0x" +
+                          hex(err) + "); is the backend it needs linked into this runner?")
+        .with_file(pte);
+  }
+}
+
+void ProfiledModule::check_method_inputs(const std::string& pte) {
+  const auto meta = module_->method_meta(bundle_.method);
+  if (!meta.ok()) {
+    throw RunnerError(ErrorKind::kProgramLoad, pte + ": method '" + bundle_.method +
+                                                   "' has no readable metadata (ExecuTorch error 0x" +
+                                                   hex(meta.error()) + ")")
+        .with_file(pte);
+  }
+  auto disagree = [&](const std::string& what) {
+    return RunnerError(ErrorKind::kProgramLoad,
+                       bundle_.dir + "/bundle.json and " + pte + " disagree: " + what +
+                           "; the bundle was assembled from different builds: rebuild it")
+        .with_file(pte);
+  };
+  if (meta->num_inputs() != bundle_.inputs.size()) {
+    throw disagree("bundle.json lists " + std::to_string(bundle_.inputs.size()) +
+                   " input(s), method '" + bundle_.method + "' takes " +
+                   std::to_string(meta->num_inputs()));
+  }
+  for (size_t i = 0; i < bundle_.inputs.size(); ++i) {
+    const TensorSpec& spec = bundle_.inputs[i];
+    const auto tag = meta->input_tag(i);
+    if (!tag.ok() || *tag != executorch::runtime::Tag::Tensor) {
+      throw disagree("input '" + spec.name + "' is a tensor in bundle.json, not in the method");
+    }
+    const auto info = meta->input_tensor_meta(i);
+    if (!info.ok()) throw disagree("input '" + spec.name + "' has no readable tensor metadata");
+    if (dtype_name(info->scalar_type()) != spec.dtype) {
+      throw disagree("input '" + spec.name + "' is " + spec.dtype + " in bundle.json, " +
+                     dtype_name(info->scalar_type()) + " in the method");
+    }
+    if (info->sizes().size() != spec.shape.size()) {
+      throw disagree("input '" + spec.name + "' has rank " + std::to_string(spec.shape.size()) +
+                     " in bundle.json, " + std::to_string(info->sizes().size()) +
+                     " in the method");
+    }
   }
 }
 
@@ -72,15 +149,18 @@ Request ProfiledModule::request_for_phase(const std::string& phase) const {
     for (const auto& [name, target] : bundle_.phases) {
       names += (names.empty() ? "'" : ", '") + name + "'";
     }
-    throw RunnerError("unknown phase '" + phase + "': the bundle's runtime policy defines " +
-                          (names.empty() ? "no phases" : names),
-                      2);
+    throw RunnerError(ErrorKind::kRequestRefused, "unknown phase '" + phase +
+                                                      "': the bundle's runtime policy defines " +
+                                                      (names.empty() ? "no phases" : names))
+        .with_phase(phase);
   }
   if (!it->second.has_value()) {
     return Request::automatic();
   }
   if (*it->second < 0) {
-    throw RunnerError("phase '" + phase + "' pins a negative profile; rebuild the bundle", 2);
+    throw RunnerError(ErrorKind::kRequestRefused,
+                      "phase '" + phase + "' pins a negative profile; rebuild the bundle")
+        .with_phase(phase);
   }
   return Request::pinned(*it->second);
 }
@@ -105,7 +185,10 @@ void ProfiledModule::execute_raw(const std::vector<Array>& inputs) {
   auto values = wrap(inputs, keep);
   auto result = module_->execute(bundle_.method, values);
   if (!result.ok()) {
-    throw RunnerError("raw execute failed", 1);
+    throw RunnerError(ErrorKind::kExecutionFailed,
+                      bundle_.dir + "/model.pte: method '" + bundle_.method +
+                          "' failed without the runner's policy (ExecuTorch error 0x" +
+                          hex(result.error()) + ")");
   }
 }
 
@@ -113,17 +196,19 @@ RunResult ProfiledModule::execute(const std::vector<Array>& inputs) {
   using clock = std::chrono::steady_clock;
   const auto started = clock::now();
   if (inputs.size() != bundle_.inputs.size()) {
-    throw RunnerError(std::to_string(inputs.size()) + " input(s) passed, the bundle's method takes " +
-                          std::to_string(bundle_.inputs.size()),
-                      2);
+    throw RunnerError(ErrorKind::kRequestRefused,
+                      std::to_string(inputs.size()) + " input(s) passed, the bundle's method takes " +
+                          std::to_string(bundle_.inputs.size()));
   }
   std::vector<Dims> dims;
   dims.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].dtype != bundle_.inputs[i].dtype) {
-      throw RunnerError("input '" + bundle_.inputs[i].name + "' has dtype " + inputs[i].dtype +
-                            ", the bundle expects " + bundle_.inputs[i].dtype,
-                        2);
+      throw RunnerError(ErrorKind::kRequestRefused, "input '" + bundle_.inputs[i].name +
+                                                        "' has dtype " + inputs[i].dtype +
+                                                        ", the bundle expects " +
+                                                        bundle_.inputs[i].dtype)
+          .with_input(bundle_.inputs[i].name);
     }
     dims.push_back(dims_of(inputs[i]));
   }
@@ -139,16 +224,11 @@ RunResult ProfiledModule::execute(const std::vector<Array>& inputs) {
   auto result = actuator_->execute(*module_, bundle_.method, values, request, profile);
   const auto after_execute = clock::now();
   if (!result.ok()) {
-    throw RunnerError(bundle_.dir + "/model.pte: method '" + bundle_.method + "' failed on profile " +
-                          std::to_string(profile) + " (ExecuTorch error 0x" +
-                          [&] {
-                            char hex[16];
-                            std::snprintf(hex, sizeof hex, "%x",
-                                          static_cast<unsigned>(result.error()));
-                            return std::string(hex);
-                          }() +
-                          ")",
-                      1);
+    throw RunnerError(ErrorKind::kExecutionFailed,
+                      bundle_.dir + "/model.pte: method '" + bundle_.method + "' failed on profile " +
+                          std::to_string(profile) + " (ExecuTorch error 0x" + hex(result.error()) +
+                          ")")
+        .with_file(bundle_.dir + "/model.pte");
   }
   RunResult out;
   out.profile = profile;

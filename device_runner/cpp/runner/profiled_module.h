@@ -36,15 +36,17 @@ struct RunResult {
 
 class ProfiledModule {
  public:
-  /// Loads `bundle.dir/model.pte`; `honour_policy=false` runs every request as Default
-  /// (profile 0), as a runner without profile support would.
+  /// Loads `bundle.dir/model.pte` (and model.ptd when listed) with full verification and
+  /// checks its method's inputs against bundle.json (RunnerError kProgramLoad otherwise);
+  /// `honour_policy=false` runs every request as Default (profile 0), as a runner without
+  /// profile support would.
   ProfiledModule(Bundle bundle, bool honour_policy);
 
   const Bundle& bundle() const noexcept { return bundle_; }
   const ModeDecision& decision() const noexcept { return decision_; }
   const char* mode() const noexcept { return to_string(decision_.mode); }
 
-  /// The request a phase names; RunnerError (exit 2) naming the phases for an unknown one.
+  /// The request a phase names; RunnerError (kRequestRefused) naming the phases for an unknown one.
   Request request_for_phase(const std::string& phase) const;
 
   /// Select, validate, execute under current_request(); RunnerError before anything runs
@@ -62,6 +64,8 @@ class ProfiledModule {
   void execute_raw(const std::vector<Array>& inputs);
 
  private:
+  void load_program(const std::string& pte);
+  void check_method_inputs(const std::string& pte);
   std::vector<executorch::runtime::EValue> wrap(const std::vector<Array>& inputs,
                                                 std::vector<executorch::extension::TensorPtr>& keep);
 

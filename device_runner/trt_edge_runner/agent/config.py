@@ -6,22 +6,39 @@ environment variable, so a BSP rootfs, a container or a test can host an agent.
 
 `device.json` holds settings an operator sets per device, e.g.::
 
-    {"health": {"max_latency_regression": 0.5, "latency_budget_ms": 40.0}}
+    {"health": {"max_latency_regression": 0.5, "latency_budget_ms": 40.0,
+                "latency_noise_ms": 0.05},
+     "runner": "/opt/trt-edge/runner/bin/trt-edge-run", "runner_timeout_s": 600,
+     "engine": "cpp"}
 
 `max_latency_regression` 0.5 fails `health` when a phase is 50 % slower than the
 baseline measured at install; `latency_budget_ms` is an absolute per-phase
-budget for devices with a hard real-time limit.
+budget for devices with a hard real-time limit. `latency_noise_ms` is how much
+slower than its baseline a phase may be before the regression gate looks at all:
+the C++ runner times microsecond-scale phases, where a thread descheduled on a
+busy core costs more than the model (measured: a 1.5 µs phase taking 29 µs in
+some processes), and no fraction of such a baseline is a real regression.
+
+Bundles execute in the C++ runner `trt-edge-run`, run as a child process. It is
+found, first place that names one wins: `--runner PATH`, `$TRT_EDGE_RUNNER`,
+device.json `runner`, then `trt-edge-run` on `PATH`. A place that names a runner
+which is not there or not executable is an error naming that place (never a
+silent fall-through to another runner); nothing found is an error naming every
+place looked. `engine: "python"` (or `--engine python`) runs bundles in-process
+with ExecuTorch's Python runtime instead, where it is installed: an explicit
+opt-in, never a fallback taken on its own.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trt_edge_runner.agent.errors import AgentConfigError
+from trt_edge_runner.agent.errors import AgentConfigError, RunnerNotFound
 from trt_edge_runner.json_documents import parse_json_object
 
 DEFAULT_ROOT = Path("/var/lib/trt-edge")
@@ -30,12 +47,20 @@ DEFAULT_FACTS = Path("/etc/trt-edge/facts.json")
 DEFAULT_CONFIG = Path("/etc/trt-edge/device.json")
 
 DEFAULT_MAX_REGRESSION = 0.5
+DEFAULT_LATENCY_NOISE_MS = 0.05
+
+RUNNER_ENV = "TRT_EDGE_RUNNER"
+RUNNER_COMMAND = "trt-edge-run"
+ENGINES = ("cpp", "python")
+DEFAULT_ENGINE = "cpp"
+DEFAULT_RUNNER_TIMEOUT_S = 600.0
 
 
 @dataclass(frozen=True)
 class HealthSettings:
     max_latency_regression: float = DEFAULT_MAX_REGRESSION
     latency_budget_ms: float | None = None
+    latency_noise_ms: float = DEFAULT_LATENCY_NOISE_MS
 
 
 def add_location_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,10 +87,15 @@ def add_location_arguments(parser: argparse.ArgumentParser) -> None:
             f"tensorrt); env TRT_EDGE_FACTS, default {DEFAULT_FACTS} when present"
         ),
     )
+    add_config_argument(parser)
+
+
+def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    """`--config`: the device settings file (device.json), default its TRT_EDGE_CONFIG."""
     parser.add_argument(
         "--config",
         type=Path,
-        default=Path(env.get("TRT_EDGE_CONFIG", DEFAULT_CONFIG)),
+        default=Path(os.environ.get("TRT_EDGE_CONFIG", DEFAULT_CONFIG)),
         help=f"device settings (env TRT_EDGE_CONFIG, default {DEFAULT_CONFIG} when present)",
     )
 
@@ -87,7 +117,7 @@ def load_health_settings(path: Path) -> HealthSettings:
     if not isinstance(health, dict):
         raise AgentConfigError(f"{path}: health: expected an object")
     values: dict[str, float | None] = {}
-    for key in ("max_latency_regression", "latency_budget_ms"):
+    for key in ("max_latency_regression", "latency_budget_ms", "latency_noise_ms"):
         value = health.get(key)
         if value is None:
             continue
@@ -97,7 +127,142 @@ def load_health_settings(path: Path) -> HealthSettings:
             )
         values[key] = float(value)
     regression = values.get("max_latency_regression")
+    noise = values.get("latency_noise_ms")
     return HealthSettings(
         max_latency_regression=DEFAULT_MAX_REGRESSION if regression is None else regression,
         latency_budget_ms=values.get("latency_budget_ms"),
+        latency_noise_ms=DEFAULT_LATENCY_NOISE_MS if noise is None else noise,
     )
+
+
+@dataclass(frozen=True)
+class RunnerSettings:
+    """device.json's choice of engine, its `runner` path and the child's time limit."""
+
+    engine: str = DEFAULT_ENGINE
+    runner: str | None = None
+    timeout_s: float = DEFAULT_RUNNER_TIMEOUT_S
+
+
+@dataclass(frozen=True)
+class FoundRunner:
+    """A `trt-edge-run` binary and the place that named it (for every later message)."""
+
+    path: Path
+    found_by: str
+
+    def __str__(self) -> str:
+        return f"{self.path} (from {self.found_by})"
+
+
+def add_runner_arguments(parser: argparse.ArgumentParser, default_engine: str) -> None:
+    """`--engine` and `--runner`: which engine executes bundles, and where trt-edge-run is."""
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=None,
+        help=f"cpp: the C++ runner trt-edge-run as a child process; python: ExecuTorch's "
+        f"Python runtime in this process, where installed (default: device.json engine, "
+        f"else {default_engine})",
+    )
+    parser.add_argument(
+        "--runner",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help=f"the trt-edge-run binary (else ${RUNNER_ENV}, device.json runner, PATH)",
+    )
+
+
+def load_runner_settings(path: Path) -> RunnerSettings:
+    """`engine`, `runner` and `runner_timeout_s` of the device config; defaults when absent."""
+    if not path.exists():
+        return RunnerSettings()
+    doc = read_json_object(path, "device config")
+    engine = doc.get("engine", DEFAULT_ENGINE)
+    if engine not in ENGINES:
+        raise AgentConfigError(
+            f"{path}: engine: expected one of {', '.join(ENGINES)}, got {engine!r}"
+        )
+    runner = doc.get("runner")
+    if runner is not None and (not isinstance(runner, str) or not runner):
+        raise AgentConfigError(f"{path}: runner: expected the path of trt-edge-run, got {runner!r}")
+    timeout = doc.get("runner_timeout_s", DEFAULT_RUNNER_TIMEOUT_S)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise AgentConfigError(
+            f"{path}: runner_timeout_s: expected a positive number of seconds, got {timeout!r}"
+        )
+    return RunnerSettings(engine=str(engine), runner=runner, timeout_s=float(timeout))
+
+
+def which(command: str, search_path: str) -> Path | None:
+    """`command` in the first directory of `search_path` (PATH syntax) that has it as an
+    executable file, as a shell finds it (not shutil.which: the agent's start-up stays
+    light, and shutil pulls in the archive modules)."""
+    for directory in search_path.split(os.pathsep):
+        candidate = Path(directory or ".") / command
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _unusable(path: Path) -> str | None:
+    """Why `path` cannot be started as the runner, or None."""
+    if not path.exists():
+        return "no such file"
+    if path.is_dir():
+        return "is a directory, not the trt-edge-run binary"
+    if not os.access(path, os.X_OK):
+        return "is not executable (chmod +x it, or point at the unpacked tarball's bin/)"
+    return None
+
+
+def find_runner(
+    option: Path | None,
+    config_path: Path,
+    settings: RunnerSettings,
+    env: Mapping[str, str] | None = None,
+) -> FoundRunner:
+    """The runner the first place names (`--runner`, `$TRT_EDGE_RUNNER`, device.json
+    `runner`, PATH), or RunnerNotFound naming every place looked."""
+    env = os.environ if env is None else env
+    looked: list[str] = []
+    named = (
+        ("--runner", None if option is None else str(option)),
+        (f"${RUNNER_ENV}", env.get(RUNNER_ENV) or None),
+        (f"{config_path} runner", settings.runner),
+    )
+    for place, value in named:
+        if value is None:
+            absent = place.startswith(str(config_path)) and not config_path.exists()
+            looked.append(f"{place}: not set" + (" (no such file)" if absent else ""))
+            continue
+        path = Path(value)
+        if "/" not in value:  # a bare command name: looked up on PATH, like a shell would
+            path = which(value, env.get("PATH", os.defpath)) or path
+        problem = _unusable(path)
+        if problem is not None:
+            raise RunnerNotFound(
+                f"{place} names {value}, which cannot be used: {problem}"
+                + ("" if not looked else " (before it, " + "; ".join(looked) + ")"),
+                hint=_RUNNER_HINT,
+            )
+        return FoundRunner(path.absolute(), place)
+    search_path = env.get("PATH", "")
+    found = which(RUNNER_COMMAND, search_path) if search_path else None
+    if found:
+        return FoundRunner(found.absolute(), "PATH")
+    looked.append(f"PATH ({search_path or 'empty'}): no {RUNNER_COMMAND}")
+    raise RunnerNotFound(
+        f"{RUNNER_COMMAND} (the C++ runner that executes bundles) not found; looked at:\n  "
+        + "\n  ".join(looked),
+        hint=_RUNNER_HINT,
+    )
+
+
+_RUNNER_HINT = (
+    "unpack the runner tarball for this machine (trt-edge-runner-<version>-linux-<arch>.tar.gz, "
+    "`make device-<arch>`) and pass --runner DIR/bin/trt-edge-run, set TRT_EDGE_RUNNER, add "
+    '"runner" to device.json or put DIR/bin on PATH; or, where ExecuTorch\'s Python runtime is '
+    "installed, choose it explicitly with --engine python"
+)

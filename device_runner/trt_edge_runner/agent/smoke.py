@@ -2,16 +2,25 @@
 and the health check share this so their latencies are comparable.
 
 Inputs are random arrays at each phase's profile `opt` shape (the shape the
-engine was tuned for); `auto` phases use profile 0's. Timing is the runner's own
-measurement of `execute`, median of `runs`.
+engine was tuned for); `auto` phases use profile 0's; integer inputs stay inside
+their declared `values`. Timing is the runner's own measurement of `execute`,
+median of `runs`.
+
+Two engines do it. `CppEngine` (the default) runs the C++ runner `trt-edge-run
+--phases all` as a child process, so a crash inside ExecuTorch is a failed run,
+not a dead agent, and the device needs no torch, executorch or numpy.
+`PythonEngine` runs ExecuTorch's Python runtime in this process: an explicit
+opt-in (`--engine python`, device.json `engine`) for a device that has it.
 """
 
 from __future__ import annotations
 
-import statistics
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
+from trt_edge_runner.agent.runner_process import RunnerProcess
 from trt_edge_runner.bundle_format import BundleManifest
 
 
@@ -22,6 +31,52 @@ class PhaseTiming:
     median_ms: float
 
 
+class PhaseEngine(Protocol):
+    """What executes a bundle's phases for the agent."""
+
+    @property
+    def name(self) -> str: ...
+
+    def run_every_phase(self, bundle_dir: Path, runs: int) -> list[PhaseTiming]:
+        """Warm-up then `runs` timed runs per phase; a TrtEdgeError for any failure."""
+        ...
+
+
+@dataclass(frozen=True)
+class CppEngine:
+    """`trt-edge-run --phases all` in a child process."""
+
+    runner: RunnerProcess
+    name: str = "cpp"
+
+    def run_every_phase(self, bundle_dir: Path, runs: int) -> list[PhaseTiming]:
+        _doc, phases = self.runner.run_phases(bundle_dir, runs)
+        return [PhaseTiming(p.phase, p.profile, p.median_ms) for p in phases]
+
+
+@dataclass(frozen=True)
+class PythonEngine:
+    """ExecuTorch's Python runtime in this process (imports torch: slow to start)."""
+
+    name: str = "python"
+
+    def run_every_phase(self, bundle_dir: Path, runs: int) -> list[PhaseTiming]:
+        import statistics
+
+        from trt_edge_runner.runner import Runner
+        from trt_edge_runner.tensors import random_inputs
+
+        runner = Runner.open(bundle_dir)
+        timings: list[PhaseTiming] = []
+        for phase in runner.phases:
+            profile, dims = phase_dims(runner.manifest, phase)
+            inputs = random_inputs(runner.manifest, dims, seed=0)
+            runner.run(phase, inputs)
+            seconds = [runner.run(phase, inputs).seconds for _ in range(runs)]
+            timings.append(PhaseTiming(phase, profile, statistics.median(seconds) * 1000.0))
+        return timings
+
+
 def phase_dims(manifest: BundleManifest, phase: str) -> tuple[int, dict[str, int]]:
     """(profile index, symbol values) a smoke run of `phase` uses."""
     target = manifest.runtime.phases[phase]
@@ -30,19 +85,38 @@ def phase_dims(manifest: BundleManifest, phase: str) -> tuple[int, dict[str, int
     return index, manifest.profiles[index].opt_symbols()
 
 
-def run_every_phase(bundle_dir: Path, runs: int = 3) -> list[PhaseTiming]:
-    """Open `bundle_dir` with the runner and time each phase; RunnerError on any failure."""
-    from trt_edge_runner.runner import Runner
-    from trt_edge_runner.tensors import random_inputs
-
+def run_every_phase(bundle_dir: Path, engine: PhaseEngine, runs: int = 3) -> list[PhaseTiming]:
+    """Time each phase of `bundle_dir` with `engine`; a TrtEdgeError on any failure."""
     if runs < 1:
         raise ValueError(f"runs must be at least 1, got {runs}")
-    runner = Runner.open(bundle_dir)
-    timings: list[PhaseTiming] = []
-    for phase in runner.phases:
-        profile, dims = phase_dims(runner.manifest, phase)
-        inputs = random_inputs(runner.manifest, dims, seed=0)
-        runner.run(phase, inputs)
-        seconds = [runner.run(phase, inputs).seconds for _ in range(runs)]
-        timings.append(PhaseTiming(phase, profile, statistics.median(seconds) * 1000.0))
-    return timings
+    return engine.run_every_phase(bundle_dir, runs)
+
+
+def open_runner(args: argparse.Namespace, *, probe: bool = True) -> RunnerProcess:
+    """The C++ runner the command's `--runner`/`$TRT_EDGE_RUNNER`/device.json/PATH names,
+    checked to answer (unless `probe=False`); RunnerNotFound or RunnerBroken otherwise."""
+    from trt_edge_runner.agent.config import find_runner, load_runner_settings
+
+    settings = load_runner_settings(args.config)
+    found = find_runner(args.runner, args.config, settings)
+    return RunnerProcess.open(found, settings.timeout_s, probe=probe)
+
+
+def engine_name(args: argparse.Namespace, default: str = "cpp") -> str:
+    """`--engine`, else device.json `engine`, else `default`."""
+    from trt_edge_runner.agent.config import load_runner_settings
+
+    if args.engine is not None:
+        return str(args.engine)
+    if args.config.exists():
+        return load_runner_settings(args.config).engine
+    return default
+
+
+def open_engine(args: argparse.Namespace, *, probe: bool = True) -> PhaseEngine:
+    """The engine a command with `--engine/--runner/--config` asked for, ready to run:
+    found (and, with `probe`, checked to answer) before any work starts, so a missing or
+    broken runner is refused before anything changes."""
+    if engine_name(args) == "python":
+        return PythonEngine()
+    return CppEngine(open_runner(args, probe=probe))

@@ -1,6 +1,8 @@
 """The agent's on-disk layout and its single source of truth, `state.json`.
 
-    ROOT/state.json        which slot is active, which one is the rollback target, what each holds
+    ROOT/state.json        which slot is active, which one is the rollback target, what each
+                           holds; per model the version floor (anti-rollback); a bounded
+                           history; the trust documents this device accepted
     ROOT/slots/A, slots/B  verified bundle directories (A/B)
     ROOT/current           symlink to the active slot, for services that load "the model"
     ROOT/staging/          extraction scratch space; anything here after a crash is garbage
@@ -10,7 +12,9 @@ Only a `state.json` replacement (write, fsync, rename, fsync dir) changes which
 model is active; every earlier step of an install touches only the inactive slot
 and staging. So a SIGKILL or power cut at any point leaves the old or the new
 state, whole, and `recover()` on the next start only deletes scratch and points
-`current` at whatever `state.json` says.
+`current` at whatever `state.json` says. The version floor and the trust record
+change in the same replacement as the slot they concern, so a crash can never
+leave a device with a new model but an old floor, or the reverse.
 """
 
 from __future__ import annotations
@@ -28,9 +32,15 @@ from typing import Any
 from trt_edge_runner.agent.errors import AgentConfigError, AgentError
 from trt_edge_runner.bundle_format import canonical_json
 from trt_edge_runner.durable import fsync_dir, replace_symlink, write_atomic
+from trt_edge_runner.trust_record import TrustRecord
 
 SLOTS = ("A", "B")
-STATE_SCHEMA = 1
+STATE_SCHEMA = 2
+# Schema 1 (no floors, history or trust record) is still read: its floors are derived
+# from the versions its slots hold, so upgrading the agent never lowers a floor.
+READABLE_SCHEMAS = (1, 2)
+# The history keeps the most recent events only: state.json stays a few KiB.
+HISTORY_LIMIT = 64
 
 
 @dataclass(frozen=True)
@@ -42,6 +52,53 @@ class SlotInfo:
     bundle_sha256: str
     installed_at: str
     baseline_ms: dict[str, float] = field(default_factory=dict)
+    # Id of the key whose signature was accepted at install (rollback refuses a revoked one).
+    key_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Floor:
+    """Anti-rollback: the highest version of one model this device has installed, and the
+    sha256 of that version's `bundle.json` (same version, other content is refused)."""
+
+    version: str
+    bundle_sha256: str
+
+
+@dataclass(frozen=True)
+class Event:
+    """One entry of the state's history: what the agent did that changed trust or the floor
+    rule's outcome (installs, deliberate downgrades, rollbacks, trust documents)."""
+
+    at: str
+    action: str
+    detail: str
+    name: str | None = None
+    version: str | None = None
+
+
+def _slot_info(raw: Any) -> SlotInfo:
+    if not isinstance(raw, dict):
+        raise TypeError("slot: expected an object")
+    return SlotInfo(**raw)
+
+
+def _floors_from_slots(slots: dict[str, SlotInfo | None]) -> dict[str, Floor]:
+    """The floors a schema-1 state implies: per model, the highest version its slots hold."""
+    from trt_edge_runner.versions import VersionError, parse_version
+
+    floors: dict[str, Floor] = {}
+    for info in slots.values():
+        if info is None:
+            continue
+        try:
+            version = parse_version(info.version)
+        except VersionError:
+            continue
+        held = floors.get(info.name)
+        if held is None or parse_version(held.version) < version:
+            floors[info.name] = Floor(info.version, info.bundle_sha256)
+    return floors
 
 
 @dataclass(frozen=True)
@@ -49,6 +106,9 @@ class AgentState:
     active: str | None = None
     previous: str | None = None
     slots: dict[str, SlotInfo | None] = field(default_factory=lambda: dict.fromkeys(SLOTS))
+    floors: dict[str, Floor] = field(default_factory=dict)
+    history: tuple[Event, ...] = ()
+    trust: TrustRecord = field(default_factory=TrustRecord)
 
     def inactive(self) -> str:
         """The slot an install writes: never the active one."""
@@ -64,6 +124,9 @@ class AgentState:
                 "active": self.active,
                 "previous": self.previous,
                 "slots": {k: None if v is None else asdict(v) for k, v in self.slots.items()},
+                "floors": {k: asdict(v) for k, v in sorted(self.floors.items())},
+                "history": [asdict(e) for e in self.history],
+                "trust": self.trust.to_dict(),
             }
         )
 
@@ -71,14 +134,35 @@ class AgentState:
     def from_json(cls, data: bytes, source: str) -> AgentState:
         try:
             doc = json.loads(data)
+            schema = doc.get("schema", 1)
+            if schema not in READABLE_SCHEMAS:
+                raise AgentConfigError(
+                    f"{source}: agent state schema {schema!r} is newer than this agent reads "
+                    f"({', '.join(map(str, READABLE_SCHEMAS))}); update trt-edge-runner"
+                )
             slots: dict[str, SlotInfo | None] = {}
             for slot in SLOTS:
                 raw: Any = doc["slots"].get(slot)
-                slots[slot] = None if raw is None else SlotInfo(**raw)
+                slots[slot] = None if raw is None else _slot_info(raw)
             active: str | None = doc["active"]
             previous: str | None = doc["previous"]
-            state = cls(active=active, previous=previous, slots=slots)
-        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            if schema == 1:
+                floors = _floors_from_slots(slots)
+                history: tuple[Event, ...] = ()
+                trust = TrustRecord()
+            else:
+                floors = {name: Floor(**raw) for name, raw in doc["floors"].items()}
+                history = tuple(Event(**raw) for raw in doc["history"])
+                trust = TrustRecord.from_dict(doc["trust"])
+            state = cls(
+                active=active,
+                previous=previous,
+                slots=slots,
+                floors=floors,
+                history=history,
+                trust=trust,
+            )
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # JSON, UTF-8, shape
             raise AgentConfigError(
                 f"{source}: agent state is damaged ({exc}); it is only ever replaced atomically, "
                 "so this file was edited by hand: restore it or reinstall"
@@ -90,6 +174,10 @@ class AgentState:
 
     def with_slot(self, slot: str, info: SlotInfo | None) -> AgentState:
         return replace(self, slots={**self.slots, slot: info})
+
+    def with_event(self, event: Event) -> AgentState:
+        """This state with `event` appended to its history (the oldest dropped past the limit)."""
+        return replace(self, history=(*self.history, event)[-HISTORY_LIMIT:])
 
 
 class DeviceStore:

@@ -10,6 +10,19 @@ devices, absolute paths and `..`, members outside the top directory, anything no
 listed in the signed `bundle.json` — and then writes exactly the listed regular
 files. tarfile's `data` filter (PEP 706) is consulted as well where it exists, so
 one mistake in either does not open a hole.
+
+Hardened where the install fuzz test (`tests/agent/test_install_fuzz.py`) found holes:
+
+- only plain (uncompressed) tars are read, as `trt-edge pack` writes them: a gzip,
+  bzip2, xz or zstd archive is refused by its magic bytes, so no decompressor (and no
+  decompression bomb, nor its `EOFError`/`zlib.error` on a truncated stream) is in the
+  path;
+- everything tarfile raises for a malformed archive beyond `TarError` — an
+  `OverflowError` from a pax size no seek can take, `ValueError`/`UnicodeError` from
+  fields it cannot decode, `EOFError` — is a refusal naming the archive (`_reading`);
+- a regular member is a plain file only: sparse (GNU or pax `GNU.sparse.*`) and
+  contiguous members are `not_regular`, since `pack` never writes them and tarfile
+  would expand a sparse one to any size its map claims.
 """
 
 from __future__ import annotations
@@ -20,6 +33,7 @@ import tarfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
+from typing import NoReturn
 
 from trt_edge_runner.agent.errors import InstallRefused
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG, UNLISTED_FILES, FileEntry
@@ -37,6 +51,32 @@ from trt_edge_runner.durable import fsync_dir
 
 # Every member below the bundle root, plus the top directory itself.
 MAX_MEMBERS = MAX_ENTRIES + 1
+
+# What tarfile raises for a malformed archive, besides TarError (found by the fuzz test).
+MALFORMED = (tarfile.TarError, EOFError, OverflowError, ValueError, UnicodeError)
+# Magic bytes of the compressed formats tarfile would otherwise decompress.
+COMPRESSED = {
+    b"\x1f\x8b": "gzip",
+    b"BZh": "bzip2",
+    b"\xfd7zXZ\x00": "xz",
+    b"\x28\xb5\x2f\xfd": "zstd",
+}
+# The member types a bundle file may have: plain regular files (`pack` writes REGTYPE).
+PLAIN_FILE_TYPES = (tarfile.REGTYPE, tarfile.AREGTYPE)
+
+
+def _damaged(path: Path, exc: BaseException) -> NoReturn:
+    detail = str(exc) or type(exc).__name__
+    raise InstallRefused(f"{path}: damaged archive: {detail}") from None
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """Turn what tarfile raises on a malformed archive into a refusal naming `path`."""
+    try:
+        yield
+    except MALFORMED as exc:
+        _damaged(path, exc)
 
 
 class BundleTar:
@@ -56,10 +96,11 @@ class BundleTar:
 
     def _index(self) -> None:
         raw: list[tarfile.TarInfo] = []
-        for count, member in enumerate(self.archive, start=1):
-            if count > MAX_MEMBERS:
-                raise self._refuse(f"more than {MAX_MEMBERS} entries; not a trt-edge bundle")
-            raw.append(member)
+        with _reading(self.path):
+            for count, member in enumerate(self.archive, start=1):
+                if count > MAX_MEMBERS:
+                    raise self._refuse(f"more than {MAX_MEMBERS} entries; not a trt-edge bundle")
+                raw.append(member)
         docs = [
             m.name for m in raw if PurePosixPath(m.name).name == BUNDLE_JSON and not _unsafe(m.name)
         ]
@@ -117,14 +158,18 @@ class BundleTar:
                 else ""
             )
             raise self._refuse(f"{rel} missing from the archive{hint}")
-        if not member.isfile():
+        if _entry(rel, member).kind != "file":
             raise self._refuse(f"{rel}: not a regular file")
         if member.size > MAX_DOCUMENT_BYTES:
             raise self._refuse(f"{rel}: {member.size} bytes, more than {MAX_DOCUMENT_BYTES}")
-        handle = self.archive.extractfile(member)
-        if handle is None:  # pragma: no cover - isfile() checked above
-            raise self._refuse(f"{rel}: cannot be read")
-        return handle.read()
+        with _reading(self.path):
+            handle = self.archive.extractfile(member)
+            if handle is None:  # pragma: no cover - a plain file always has a reader
+                raise self._refuse(f"{rel}: cannot be read")
+            data = handle.read()
+        if len(data) != member.size:
+            raise self._refuse(f"{rel}: truncated in the archive")
+        return data
 
     def extract(self, dest: Path, listed: Mapping[str, FileEntry]) -> None:
         """Extract exactly the listed files (+ bundle.json/.sig) into the empty directory `dest`.
@@ -140,7 +185,11 @@ class BundleTar:
         except BundleProblemsError as exc:
             raise InstallRefused(str(exc)) from None
         wanted = set(listed) | UNLISTED_FILES
-        selected = [m for rel, m in sorted(self.members.items()) if rel in wanted and m.isfile()]
+        selected = [
+            m
+            for rel, m in sorted(self.members.items())
+            if rel in wanted and _entry(rel, m).kind == "file"
+        ]
         for member in selected:
             self._write_member(member, dest)
         _fsync_tree(dest)
@@ -162,11 +211,11 @@ class BundleTar:
             return
         target = dest.joinpath(*PurePosixPath(rel).parts)
         target.parent.mkdir(parents=True, exist_ok=True)
-        source = self.archive.extractfile(member)
-        if source is None:  # pragma: no cover - isfile() checked by the caller
-            raise self._refuse(f"{member.name}: cannot be read")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-        with os.fdopen(os.open(target, flags, 0o644), "wb") as out:
+        with _reading(self.path), os.fdopen(os.open(target, flags, 0o644), "wb") as out:
+            source = self.archive.extractfile(member)
+            if source is None:  # pragma: no cover - a plain file always has a reader
+                raise self._refuse(f"{member.name}: cannot be read")
             shutil.copyfileobj(source, out)
             if out.tell() != member.size:
                 raise self._refuse(f"{member.name}: truncated in the archive")
@@ -178,8 +227,13 @@ def _unsafe(name: str) -> bool:
 
 
 def _entry(rel: str, member: tarfile.TarInfo) -> Entry:
-    if member.isfile():
+    if member.isfile() and member.type in PLAIN_FILE_TYPES and member.sparse is None:
         return Entry(rel, "file", member.size)
+    if member.isfile():
+        what = (
+            "sparse file" if member.sparse is not None or member.issparse() else "contiguous file"
+        )
+        return Entry(rel, "other", 0, f"{what} in the archive")
     if member.isdir():
         return Entry(rel, "dir")
     if member.issym():
@@ -210,18 +264,36 @@ def _fsync_tree(root: Path) -> None:
         fsync_dir(Path(directory))
 
 
+def _compression(path: Path) -> str | None:
+    """The compression `path` starts with (by magic bytes), if any."""
+    with path.open("rb") as handle:
+        head = handle.read(6)
+    return next((name for magic, name in COMPRESSED.items() if head.startswith(magic)), None)
+
+
 @contextmanager
 def open_bundle_tar(path: Path) -> Iterator[BundleTar]:
-    """Open `path` as a (possibly compressed) tar, or InstallRefused saying why not."""
+    """Open `path` as a plain tar, or InstallRefused saying why not."""
     try:
-        archive = tarfile.open(path, "r:*")  # noqa: SIM115 - closed in `finally` below
+        compressed = _compression(path)
     except FileNotFoundError:
         raise InstallRefused(f"{path}: no such file") from None
-    except (tarfile.TarError, OSError) as exc:
+    except OSError as exc:
+        raise InstallRefused(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    if compressed is not None:
+        raise InstallRefused(
+            f"{path}: a {compressed}-compressed archive; devices install the plain .tar that "
+            "`trt-edge pack` writes (decompress it first)"
+        )
+    try:
+        archive = tarfile.open(path, "r:")  # noqa: SIM115 - closed in `finally` below
+    except MALFORMED as exc:
         raise InstallRefused(f"{path}: not a readable tar archive: {exc}") from None
+    except OSError as exc:
+        raise InstallRefused(f"{path}: cannot be read: {exc.strerror or exc}") from None
     try:
         yield BundleTar(path, archive)
-    except tarfile.TarError as exc:
-        raise InstallRefused(f"{path}: damaged archive: {exc}") from None
+    except tarfile.TarError as exc:  # every other tarfile call is inside `_reading`
+        _damaged(path, exc)
     finally:
         archive.close()

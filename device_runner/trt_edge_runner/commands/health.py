@@ -1,8 +1,9 @@
 """`trt-edge-device health [--json]`: run every phase; exit 1 when the gate fails.
 
-Run every phase of the active bundle and compare its latency with the baseline
-recorded at install. Exit 1 when a phase fails, regresses more than allowed, or
-exceeds the device's latency budget (device.json `health` settings).
+Run every phase of the active bundle (in the C++ runner trt-edge-run, a child
+process) and compare its latency with the baseline recorded at install. Exit 1
+when a phase fails (the runner refuses, crashes or times out), regresses more
+than allowed, or exceeds the device's latency budget (device.json `health`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import argparse
 import json
 import sys
 
-from trt_edge_runner.agent.config import add_location_arguments
+from trt_edge_runner.agent.config import add_location_arguments, add_runner_arguments
 from trt_edge_runner.cli_args import add_json_argument, at_least
 from trt_edge_runner.cli_shell import Command
 
@@ -28,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--runs", type=at_least(1), default=3, help="timed runs per phase (at least 1)"
     )
     add_location_arguments(parser)
+    add_runner_arguments(parser, default_engine="cpp")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,12 +37,19 @@ def run(args: argparse.Namespace) -> int:
 
     from trt_edge_runner.agent.config import load_health_settings
     from trt_edge_runner.agent.health import check_health
+    from trt_edge_runner.agent.smoke import open_engine
     from trt_edge_runner.agent.store import DeviceStore
 
     settings = load_health_settings(args.config)
     if args.max_regression is not None:
         settings = replace(settings, max_latency_regression=args.max_regression)
-    report = check_health(DeviceStore(args.root), settings, runs=args.runs)
+    report = check_health(
+        # No --version probe: health changes nothing, and the run's own document is checked.
+        DeviceStore(args.root),
+        settings,
+        lambda: open_engine(args, probe=False),
+        runs=args.runs,
+    )
     if args.json:
         print(json.dumps(report.to_dict(), sort_keys=True))
     else:

@@ -1,11 +1,13 @@
 """`trt-edge-device info [BUNDLE] [--json]`: what this device's runner can do.
 
-Reports the runner and runtime versions, the ExecuTorch backends registered,
-and the mode a bundle runs in: this Python runner has no native TensorRT profile
-guard (upstream's is C++ only; the native switch lives in the C++ runner
-`trt-edge-run`), so a multi-profile TensorRT bundle runs profile 0 only here.
-With a bundle: verifies and loads it, then shows its mode, phases, profiles and
-whether it runs profile 0 only.
+Reports the engine bundles run on, the C++ runner trt-edge-run (where it was
+found, its version, architecture, ExecuTorch version, registered backends and
+whether it has the native TensorRT profile guard: a multi-profile TensorRT
+bundle runs profile 0 only without it), and the Python packages installed (read
+from their metadata: nothing is imported). With a bundle: checks and loads it
+(`trt-edge-run --load`, nothing executes), then shows its mode, phases, profiles
+and whether it runs profile 0 only. `--engine python` asks ExecuTorch's Python
+runtime instead (it imports torch).
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from trt_edge_runner.agent.config import add_config_argument, add_runner_arguments
 from trt_edge_runner.cli_args import add_json_argument, require_dir
 from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.errors import TrtEdgeError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,6 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "bundle", nargs="?", type=Path, help="also load this bundle and show its mode"
     )
     add_json_argument(parser)
+    add_runner_arguments(parser, default_engine="cpp")
+    add_config_argument(parser)
 
 
 def _version(package: str) -> str | None:
@@ -35,64 +41,115 @@ def _version(package: str) -> str | None:
         return None
 
 
-def runtime_facts() -> dict[str, Any]:
-    """Versions, backends and native-guard availability; never raises for a missing runtime."""
+def package_facts() -> dict[str, Any]:
+    """This agent and the Python packages around it, from metadata only (no imports)."""
     from trt_edge_runner import __version__
-    from trt_edge_runner.actuator import NATIVE_PROFILE_GUARD, WHERE_THE_NATIVE_SWITCH_LIVES
 
-    facts: dict[str, Any] = {
-        "runner": __version__,
+    return {
+        "agent": __version__,
         "python": platform.python_version(),
         "machine": platform.machine(),
         "executorch": _version("executorch"),
         "torch": _version("torch"),
         "numpy": _version("numpy"),
+        "cryptography": _version("cryptography"),
         "torch_tensorrt": _version("torch_tensorrt") or _version("torch-tensorrt"),
+    }
+
+
+def cpp_runner_facts(args: argparse.Namespace) -> dict[str, Any]:
+    """The C++ runner's own facts (`trt-edge-run --version --json`), or why there are none."""
+    from trt_edge_runner.agent.smoke import open_runner
+
+    try:
+        runner = open_runner(args)
+    except TrtEdgeError as exc:
+        return {"error": str(exc)}
+    return {"path": str(runner.path), "found_by": runner.found.found_by, **runner.facts}
+
+
+def python_runtime_facts() -> dict[str, Any]:
+    """ExecuTorch's Python runtime: its registered backends (imports torch)."""
+    from trt_edge_runner.actuator import NATIVE_PROFILE_GUARD, WHERE_THE_NATIVE_SWITCH_LIVES
+
+    facts: dict[str, Any] = {
+        "native_profile_guard": NATIVE_PROFILE_GUARD,
+        "native_profile_guard_note": WHERE_THE_NATIVE_SWITCH_LIVES,
     }
     try:
         from executorch.runtime import Runtime
 
-        facts["backends_registered"] = sorted(
-            Runtime.get().backend_registry.registered_backend_names
-        )
+        facts["backends"] = sorted(Runtime.get().backend_registry.registered_backend_names)
     except ImportError as exc:
-        facts["backends_registered"] = []
-        facts["runtime_error"] = f"ExecuTorch runtime not importable: {exc}"
-    facts["native_profile_guard"] = NATIVE_PROFILE_GUARD
-    facts["native_profile_guard_note"] = WHERE_THE_NATIVE_SWITCH_LIVES
-    facts["mode_for_tensorrt_bundles"] = "native" if NATIVE_PROFILE_GUARD else "emulated"
-    facts["mode_for_cpu_bundles"] = "emulated"
+        facts["backends"] = []
+        facts["error"] = f"ExecuTorch runtime not importable: {exc}"
     return facts
 
 
+def describe_bundle(args: argparse.Namespace, engine: str) -> dict[str, Any]:
+    if engine == "python":
+        from trt_edge_runner.runner import Runner
+
+        return Runner.open(args.bundle).describe()
+    from trt_edge_runner.agent.smoke import open_runner
+
+    doc = open_runner(args).load(args.bundle)
+    return {
+        "bundle": str(args.bundle),
+        "model": doc["model"],
+        "mode": doc["mode"],
+        "profile0_only": doc["profile0_only"],
+        "phases": doc["phases"],
+        "profiles": doc["profiles"],
+        "backends_registered": doc["runner"]["backends"],
+    }
+
+
 def run(args: argparse.Namespace) -> int:
+    from trt_edge_runner.agent.smoke import engine_name
     from trt_edge_runner.commands.run import configure_logging
 
     configure_logging(args.command_prog)
     if args.bundle is not None:
         require_dir(args.bundle, "bundle directory")
-    report: dict[str, Any] = {"device": runtime_facts()}
+    engine = engine_name(args)
+    report: dict[str, Any] = {
+        "device": {
+            **package_facts(),
+            "engine": engine,
+            "runner": cpp_runner_facts(args) if engine == "cpp" else python_runtime_facts(),
+        }
+    }
     if args.bundle is not None:
-        from trt_edge_runner.runner import Runner
-
-        report["bundle"] = Runner.open(args.bundle).describe()
+        report["bundle"] = describe_bundle(args, engine)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
     device = report["device"]
-    print(f"trt-edge-runner {device['runner']} (Python {device['python']}, {device['machine']})")
-    for package in ("executorch", "torch", "numpy", "torch_tensorrt"):
+    print(f"trt-edge-runner {device['agent']} (Python {device['python']}, {device['machine']})")
+    runner = device["runner"]
+    if engine == "cpp":
+        if "error" in runner:
+            print(f"  engine cpp: {runner['error']}")
+        else:
+            guard = "yes" if runner["native_profile_guard"] else "no"
+            print(
+                f"  engine cpp: trt-edge-run {runner['version']} ({runner['arch']}, ExecuTorch "
+                f"{runner['executorch']}) at {runner['path']} (from {runner['found_by']})"
+            )
+            print(f"  backends registered: {', '.join(runner['backends']) or 'none'}")
+            print(
+                f"  native TensorRT profile guard: {guard} → multi-profile TensorRT bundles run "
+                f"{'native' if runner['native_profile_guard'] else 'profile 0 only'}, "
+                "CPU bundles emulated"
+            )
+    else:
+        print(f"  engine python: backends registered: {', '.join(runner['backends']) or 'none'}")
+        print(f"  ({runner['native_profile_guard_note']})")
+        if "error" in runner:
+            print(f"  {runner['error']}")
+    for package in ("executorch", "torch", "numpy", "cryptography", "torch_tensorrt"):
         print(f"  {package}: {device[package] or 'not installed'}")
-    print(f"  backends registered: {', '.join(device['backends_registered']) or 'none'}")
-    guard = "yes" if device["native_profile_guard"] else "no"
-    print(
-        f"  native TensorRT profile guard: {guard} → TensorRT bundles run "
-        f"{device['mode_for_tensorrt_bundles']} (multi-profile: profile 0 only), "
-        "CPU bundles emulated"
-    )
-    print(f"  ({device['native_profile_guard_note']})")
-    if "runtime_error" in device:
-        print(f"  {device['runtime_error']}")
     if "bundle" in report:
         b = report["bundle"]
         phases = ", ".join(f"{k}→{v}" for k, v in b["phases"].items())
@@ -104,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 COMMAND = Command(
-    "show runtime versions, registered backends and the runner mode",
+    "show the engine, the C++ runner's versions and backends, and a bundle's mode",
     add_arguments=add_arguments,
     run=run,
 )

@@ -1,8 +1,11 @@
 """`trt-edge-device install BUNDLE.tar`: verified, A/B, crash-safe install of a signed bundle.
 
 Verify BUNDLE.tar's signature against the trusted keys, check its target against
-this device, extract it safely into the inactive A/B slot, smoke-run every phase,
-then switch atomically. The previous slot is kept for `rollback`.
+this device and its version against the model's floor (anti-rollback: never below
+the highest version installed, unless --allow-downgrade), extract it safely into the
+inactive A/B slot, smoke-run every phase (in the C++ runner trt-edge-run, a child
+process: a crash there refuses the install), then switch atomically. The previous
+slot is kept for `rollback`.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from trt_edge_runner.agent.config import add_location_arguments
+from trt_edge_runner.agent.config import add_location_arguments, add_runner_arguments
 from trt_edge_runner.cli_args import add_json_argument, at_least, require_file
 from trt_edge_runner.cli_shell import Command
 
@@ -22,13 +25,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--smoke-runs", type=at_least(1), default=3, help="timed runs per phase (at least 1)"
     )
+    parser.add_argument(
+        "--allow-downgrade",
+        action="store_true",
+        help="install even if this model's version is below the device's floor (or is the "
+        "floor version with other content); recorded in the device's history",
+    )
     add_location_arguments(parser)
+    add_runner_arguments(parser, default_engine="cpp")
 
 
 def run(args: argparse.Namespace) -> int:
     from trt_edge_runner.agent.config import load_health_settings
     from trt_edge_runner.agent.facts import load_facts
     from trt_edge_runner.agent.install import install_bundle
+    from trt_edge_runner.agent.smoke import open_engine
     from trt_edge_runner.agent.store import DeviceStore
 
     def say(message: str) -> None:
@@ -38,12 +49,15 @@ def run(args: argparse.Namespace) -> int:
     require_file(args.bundle_tar, "bundle archive (.tar)")
     load_health_settings(args.config)  # a broken device.json is reported now, not at health
     facts = load_facts(args.facts)
+    engine = open_engine(args)  # a missing or broken runner is refused before anything changes
     result = install_bundle(
         DeviceStore(args.root),
         args.bundle_tar,
         args.keys,
         facts,
         smoke_runs=args.smoke_runs,
+        engine=engine,
+        allow_downgrade=args.allow_downgrade,
         progress=say,
     )
     previous = result.previous
@@ -56,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
             "previous_version": previous.version if previous else None,
             "baseline_ms": result.baseline_ms,
             "recovered": result.recovered,
+            "floor": result.floor,
+            "downgrade": result.downgrade,
         }
         print(json.dumps(doc, sort_keys=True))
     else:

@@ -1,7 +1,8 @@
 """`trt-edge-device rollback`: make the previous slot active again.
 
-Check the previous slot's files against its bundle.json and switch to it
-atomically; the slot being left becomes the new rollback target.
+Check the previous slot's files against its bundle.json and its signature (the key
+must not be revoked), then switch to it atomically; the slot being left becomes the
+new rollback target. The version floor stays where it is.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from trt_edge_runner.agent.install import rollback
     from trt_edge_runner.agent.store import DeviceStore
 
-    state = rollback(DeviceStore(args.root))
+    state = rollback(DeviceStore(args.root), args.keys)
     info = state.info(state.active)
     left = state.info(state.previous)
     if args.json:

@@ -6,11 +6,16 @@ for auto), or read from `--inputs FILE.npz` keyed by input name. Prints each
 output's name, shape and dtype, the profile used and the latency; `--json` for
 machines, `--save-outputs FILE.npz` to compare runs.
 
-The host's `trt-edge run` is this same `COMMAND`, so a laptop and a device
-accept, refuse and print the same thing for the same bundle. A bad request or
-input (unknown phase, pin, shape, values, a missing bundle directory) is exit
-2; a bundle or runtime that fails (integrity, loading, executing) is exit 1:
-each error's own code (`trt_edge_runner.errors`).
+Two engines execute it. On a device (`trt-edge-device run`) the default is the C++
+runner `trt-edge-run` as a child process (found by `--runner`, `$TRT_EDGE_RUNNER`,
+device.json `runner`, PATH): no torch, executorch or numpy needed; `.npz` files are
+unpacked and packed with the standard library. On the host (`trt-edge run`, the
+same command built by `make_command("python")`) the default is ExecuTorch's
+Python runtime; `--engine` picks the other. Both apply the same policy (shared
+vectors), so a laptop and a device accept, refuse and print the same thing for
+the same bundle. A bad request or input (unknown phase, pin, shape, values, a
+missing bundle directory) is exit 2; a bundle or runtime that fails (integrity,
+loading, executing, a runner crash) is exit 1: each error's own code.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from trt_edge_runner.cli_args import (
     require_dir,
     require_path,
 )
-from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.cli_shell import AddArguments, Command
 
 PROFILE_INDEX = at_least(0, "a profile index", "; use --auto for shape-based selection")
 
@@ -35,6 +40,20 @@ PROFILE_INDEX = at_least(0, "a profile index", "; use --auto for shape-based sel
 if TYPE_CHECKING:
     from trt_edge_runner.bundle_format import BundleManifest
     from trt_edge_runner.runner import Runner, Target
+
+
+def arguments_for(default_engine: str) -> AddArguments:
+    """`add_arguments` of the command whose engine is `default_engine` unless told."""
+
+    def add(parser: argparse.ArgumentParser) -> None:
+        from trt_edge_runner.agent.config import add_config_argument, add_runner_arguments
+
+        add_arguments(parser)
+        add_runner_arguments(parser, default_engine)
+        add_config_argument(parser)
+        parser.set_defaults(default_engine=default_engine)
+
+    return add
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -127,8 +146,16 @@ def configure_logging(prog: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The whole command; `trt-edge run` is this same command."""
-    import json
+    """The whole command, on the engine asked for (`trt-edge run` is this same command)."""
+    from trt_edge_runner.agent.smoke import engine_name
+
+    if engine_name(args, default=args.default_engine) == "python":
+        return run_python(args)
+    return run_cpp(args)
+
+
+def run_python(args: argparse.Namespace) -> int:
+    """Execute in this process with ExecuTorch's Python runtime (imports torch)."""
 
     from trt_edge_runner.runner import Runner
     from trt_edge_runner.tensors import (
@@ -168,6 +195,7 @@ def run(args: argparse.Namespace) -> int:
     report: dict[str, Any] = {
         "bundle": str(runner.bundle_dir),
         "model": f"{runner.manifest.name} {runner.manifest.version}",
+        "engine": "python",
         "mode": runner.mode,
         "request": str(result.request),
         "profile": result.profile,
@@ -182,26 +210,105 @@ def run(args: argparse.Namespace) -> int:
     }
     if args.save_outputs:
         report["saved_outputs"] = str(args.save_outputs)
+    return print_report(args, report)
+
+
+def print_report(args: argparse.Namespace, report: dict[str, Any]) -> int:
+    """The one output of both engines: the report as JSON, or three lines for a person."""
+    import json
+
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
     print(
-        f"{report['model']}: profile {result.profile} ({report['profile_name']}) "
-        f"for request {report['request']}, {runner.mode} mode, "
+        f"{report['model']}: profile {report['profile']} ({report['profile_name']}) "
+        f"for request {report['request']}, {report['mode']} mode, "
         f"{report['latency_ms']} ms"
     )
-    for entry in output_rows:
+    for entry in report["outputs"]:
         print(f"  output {entry['name']}: shape {entry['shape']} {entry['dtype']}")
     if args.save_outputs:
         print(f"  outputs written to {args.save_outputs}")
     return 0
 
 
-COMMAND = Command(
-    "execute a bundle once under a phase, a pinned profile or auto",
-    description="Execute a bundle once with the ExecuTorch runtime, applying its profile "
-    "policy (emulated on CPU backends). Inputs are random from the I/O spec (respecting "
-    "`values`) unless --inputs is given.",
-    add_arguments=add_arguments,
-    run=run,
-)
+def run_cpp(args: argparse.Namespace) -> int:
+    """Execute in the C++ runner, a child process: standard library only on this side."""
+    import tempfile
+    from pathlib import Path
+
+    from trt_edge_runner.agent.smoke import open_runner
+    from trt_edge_runner.bundle_integrity import read_manifest
+    from trt_edge_runner.npy_archive import pack_npz, unpack_npz
+    from trt_edge_runner.tensors import check_output_path
+
+    require_dir(args.bundle, "bundle directory")
+    inputs = (
+        require_path(args.inputs, "inputs file or directory", option="--inputs")
+        if (args.inputs)
+        else None
+    )
+    if args.save_outputs:
+        check_output_path(args.save_outputs)
+    _document, manifest = read_manifest(args.bundle)
+    parse_dims(args.dims, manifest)  # the same messages as the Python engine's
+    runner = open_runner(args)
+    request = (
+        ["--phase", str(args.phase)]
+        if args.phase is not None
+        else ["--profile", str(args.profile)]
+        if args.profile is not None
+        else ["--auto"]
+    )
+    argv = ["--bundle", str(args.bundle), *request, "--seed", str(args.seed)]
+    if args.dims:
+        argv += ["--dims", *args.dims]
+    if args.check_values:
+        argv.append("--check-values")
+    if args.no_verify:
+        argv.append("--no-verify")
+    with tempfile.TemporaryDirectory(prefix="trt-edge-run-") as scratch:
+        if inputs is not None:
+            names = [spec.name for spec in manifest.inputs]
+            folder = inputs if inputs.is_dir() else unpack_npz(inputs, names, Path(scratch) / "in")
+            argv += ["--inputs", str(folder)]
+        if args.save_outputs:
+            argv += ["--outputs", str(Path(scratch) / "out")]
+        env = {"TRT_EDGE_RUNTIME_LOGS": "1"} if args.verbose else None
+        doc = runner.run_json(argv, what=f"running {args.bundle}", env=env)
+        if args.save_outputs:
+            names = [entry["name"] for entry in doc["outputs"]]
+            pack_npz(Path(scratch) / "out", names, Path(args.save_outputs))
+    report: dict[str, Any] = {
+        "bundle": str(args.bundle),
+        "model": f"{doc['model']['name']} {doc['model']['version']}",
+        "engine": "cpp",
+        "runner": str(runner.path),
+        "mode": doc["mode"],
+        "request": doc["request"],
+        "profile": doc["profile"],
+        "profile_name": doc["profile_name"],
+        "outcome": doc["outcome"],
+        "latency_ms": round(float(doc["latency_ms"]), 3),
+        "inputs": doc["inputs"],
+        "outputs": doc["outputs"],
+    }
+    if args.save_outputs:
+        report["saved_outputs"] = str(args.save_outputs)
+    return print_report(args, report)
+
+
+def make_command(default_engine: str) -> Command:
+    """`run` with `default_engine` ("cpp" on a device, "python" on the host)."""
+    where = "the C++ runner trt-edge-run" if default_engine == "cpp" else "ExecuTorch's runtime"
+    return Command(
+        "execute a bundle once under a phase, a pinned profile or auto",
+        description=f"Execute a bundle once with {where} (--engine picks the other), "
+        "applying its profile policy (emulated on CPU backends). Inputs are random from the "
+        "I/O spec (respecting `values`) unless --inputs is given.",
+        add_arguments=arguments_for(default_engine),
+        run=run,
+    )
+
+
+COMMAND = make_command("cpp")

@@ -1,7 +1,8 @@
 """`trt-edge-device status [--json]`: what is active, what rollback would restore.
 
-Show which bundle is active, which one `rollback` would restore, and this
-device's facts. Also finishes the recovery of an interrupted install.
+Show which bundle is active, which one `rollback` would restore, each model's
+version floor (anti-rollback), the latest history and this device's facts. Also
+finishes the recovery of an interrupted install.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
             "slots": {k: asdict(v) if v else None for k, v in state.slots.items()},
             "facts": facts,
             "recovered": recovered,
+            "floors": {name: asdict(floor) for name, floor in sorted(state.floors.items())},
+            "history": [asdict(event) for event in state.history],
         }
         print(json.dumps(doc, sort_keys=True))
         return 0
@@ -60,6 +63,11 @@ def run(args: argparse.Namespace) -> int:
         print("previous: none (rollback unavailable)")
     else:
         print(f"previous: slot {state.previous}: {previous.name} {previous.version}")
+    for name, floor in sorted(state.floors.items()):
+        print(f"floor:    {name} {floor.version} (lower versions need --allow-downgrade)")
+    for event in state.history[-5:]:
+        what = f"{event.name} {event.version}: " if event.name else ""
+        print(f"history:  {event.at} {event.action} {what}{event.detail}")
     print("facts:    " + ", ".join(f"{k}={v}" for k, v in facts.items()))
     return 0
 

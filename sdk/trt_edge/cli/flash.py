@@ -1,10 +1,11 @@
 """`trt-edge flash --board BOARD --bsp DIR --bundle B [--dry-run]`: stage and flash a Jetson.
 
-Stage the device runner, BUNDLE (installed into slot A after its signature and
-target are checked), the trusted keys and a systemd unit into BSP/rootfs, then
-run NVIDIA's flash command for BOARD (with --dry-run: print it). Flashing needs
-the Jetson in recovery mode on USB, root, and the BSP prepared with
-apply_binaries.sh.
+Stage the C++ runner (the aarch64 runner tarball), the device agent, BUNDLE
+(installed into slot A after its signature and target are checked), the trusted
+keys and a systemd unit into BSP/rootfs, then run NVIDIA's flash command for
+BOARD (with --dry-run: print it). The rootfs needs python3 and cryptography only.
+Flashing needs the Jetson in recovery mode on USB, root, and the BSP prepared
+with apply_binaries.sh.
 """
 
 from __future__ import annotations
@@ -35,20 +36,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pubkey", action="append", type=Path, default=[], help="trusted key (repeatable)"
     )
+    parser.add_argument(
+        "--runner-tarball",
+        type=Path,
+        default=None,
+        help="the C++ runner tarball for the board's arch (default: "
+        "dist/trt-edge-runner-<version>-linux-<arch>.tar.gz, from make device-aarch64)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="stage, print the flash command")
 
 
 def run(args: argparse.Namespace) -> int:
     from trt_edge.flash.boards import board_target, flash_command
     from trt_edge.flash.errors import FlashError, FlashRefusedError
+    from trt_edge.flash.runner_tarball import default_tarball
     from trt_edge.flash.stage import stage_rootfs
 
     target = board_target(args.board)
     command = flash_command(target)
+    runner = args.runner_tarball or default_tarball(target.arch)
     if args.bundle.is_dir():
-        result = _stage_directory(args.bsp, target, args.bundle, args.pubkey)
+        result = _stage_directory(args.bsp, target, args.bundle, args.pubkey, runner)
     else:
-        result = stage_rootfs(args.bsp, target, args.bundle, args.pubkey)
+        result = stage_rootfs(args.bsp, target, args.bundle, args.pubkey, runner)
     print(f"staged {result.name} {result.version} for {target.id} into {result.rootfs}:")
     for item in result.written:
         print(f"  {item}")
@@ -71,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stage_directory(bsp: Path, target: Any, bundle_dir: Path, pubkeys: list[Path]) -> Any:
+def _stage_directory(
+    bsp: Path, target: Any, bundle_dir: Path, pubkeys: list[Path], runner: Path
+) -> Any:
     """Tar a bundle directory into a scratch dir (removed afterwards) and stage that tar.
 
     Errors are about the user's directory, not the scratch tar: its path is
@@ -87,7 +99,7 @@ def _stage_directory(bsp: Path, target: Any, bundle_dir: Path, pubkeys: list[Pat
         tar_path = Path(scratch) / f"{bundle_dir.name}.tar"
         try:
             write_bundle_tar(bundle_dir, tar_path)
-            return stage_rootfs(bsp, target, tar_path, pubkeys)
+            return stage_rootfs(bsp, target, tar_path, pubkeys, runner)
         except OSError as exc:  # not a bundle directory, or unreadable
             message = str(exc).replace(str(tar_path), str(bundle_dir))
             raise FlashError(f"--bundle: {message}") from None
@@ -97,7 +109,7 @@ def _stage_directory(bsp: Path, target: Any, bundle_dir: Path, pubkeys: list[Pat
 
 
 COMMAND = Command(
-    "stage runner, bundle, keys and service into an L4T BSP rootfs and flash a Jetson",
+    "stage runner, agent, bundle, keys and service into an L4T BSP rootfs and flash a Jetson",
     add_arguments=add_arguments,
     run=run,
 )

@@ -33,7 +33,7 @@ from trt_edge_runner.cli_args import (
 )
 from trt_edge_runner.cli_shell import Command
 
-from trt_edge.llm.generation import GenerateContractError
+from trt_edge.llm.errors import GenerateContractError
 
 # No json or dataclasses at module level: `trt-edge --help` imports every CLI
 # module, so only what startup needs is imported.

@@ -42,6 +42,7 @@ SHELL = Shell(
         "keys",
         "sign",
         "verify",
+        "pack",
         "rollout",
         "flash",
     ),

@@ -1,4 +1,4 @@
-"""Typed errors of the containers area, under the one root (`trt_edge_runner.errors`).
+"""Typed errors of images and container builds, under the one root (`trt_edge_runner.errors`).
 
 Every error carries a message written for the user (what failed, where, and the
 command that fixes it) and its exit code (1 the engine or a build failed, 2 bad

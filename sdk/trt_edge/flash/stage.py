@@ -1,7 +1,9 @@
 """Stage a device image into an L4T BSP's `rootfs/`.
 
-    rootfs/opt/trt-edge/runner/trt_edge_runner/       the device package (pure Python)
-    rootfs/usr/local/bin/trt-edge-device              launcher for it
+    rootfs/opt/trt-edge/runner/{bin,lib,runner.json}  the C++ runner tarball (aarch64), unpacked
+    rootfs/usr/local/bin/trt-edge-run                 link to it, on the default PATH
+    rootfs/opt/trt-edge/agent/trt_edge_runner/        the device agent (pure Python)
+    rootfs/usr/local/bin/trt-edge-device              launcher: the agent, with that runner
     rootfs/etc/trt-edge/keys/*.pub                    trusted signing keys
     rootfs/var/lib/trt-edge/{state.json,slots/A,current}   the bundle, installed into slot A
     rootfs/etc/systemd/system/trt-edge-agent.service  boot-time recovery of interrupted installs
@@ -11,9 +13,10 @@ The bundle goes through the device agent's own install transaction (signature
 against the staged keys, fingerprint against the board's target, safe
 extraction, atomic state), minus the smoke run: the host cannot execute a
 TensorRT engine built for the Jetson, so the first `health` on the device is the
-first real run. The runner's Python dependencies (executorch runtime, numpy,
-cryptography) must come with the rootfs image (JetPack's Python plus a wheel
-install); they are not staged here.
+first real run. Bundles execute in the staged `trt-edge-run` (its tarball is
+checked: the target's arch, this trt-edge's version, every file's sha256), so the
+rootfs needs only python3 and cryptography (both in Jetson's Ubuntu); no torch,
+executorch or numpy.
 """
 
 from __future__ import annotations
@@ -27,13 +30,19 @@ from pathlib import Path
 from trt_edge_runner.durable import write_atomic
 
 from trt_edge.flash.errors import FlashError, FlashRefusedError
+from trt_edge.flash.runner_tarball import check_runner_tarball, unpack_runner
 from trt_edge.targets import Target
 
 SERVICE_NAME = "trt-edge-agent.service"
 
+RUNNER_DIR = "opt/trt-edge/runner"
+AGENT_DIR = "opt/trt-edge/agent"
+
 LAUNCHER = """#!/bin/sh
-# trt-edge device CLI, staged by `trt-edge flash`.
-PYTHONPATH=/opt/trt-edge/runner${PYTHONPATH:+:$PYTHONPATH} \\
+# trt-edge device CLI, staged by `trt-edge flash`: the agent, executing bundles in the
+# staged C++ runner (unless --runner or TRT_EDGE_RUNNER name another).
+TRT_EDGE_RUNNER=${TRT_EDGE_RUNNER:-/opt/trt-edge/runner/bin/trt-edge-run} \\
+PYTHONPATH=/opt/trt-edge/agent${PYTHONPATH:+:$PYTHONPATH} \\
   exec python3 -m trt_edge_runner.device_cli "$@"
 """
 
@@ -84,19 +93,23 @@ def _swap_in(new: Path, dest: Path) -> None:
 
 
 def _runner_source() -> Path:
+    """The device agent's package directory (`trt_edge_runner`), copied as it is."""
     import trt_edge_runner
 
     return Path(trt_edge_runner.__file__).parent
 
 
-def stage_rootfs(bsp: Path, target: Target, bundle_tar: Path, pubkeys: list[Path]) -> StageResult:
-    """Write runner, keys, bundle (slot A) and the service into `bsp/rootfs`.
+def stage_rootfs(
+    bsp: Path, target: Target, bundle_tar: Path, pubkeys: list[Path], runner_tarball: Path
+) -> StageResult:
+    """Write the runner, agent, keys, bundle (slot A) and the service into `bsp/rootfs`.
 
-    The bundle is installed first, into a scratch device directory beside
-    `rootfs/var/lib/trt-edge` with the given keys: its signature and target are
-    checked before anything in the rootfs changes, and a refused or failed install
-    leaves the previous staging (if any) exactly as it was. Only then are the
-    runner, keys, launcher, the new agent directory and the unit swapped in.
+    The runner tarball is checked and the bundle installed first, into a scratch
+    device directory beside `rootfs/var/lib/trt-edge` with the given keys: its
+    signature and target are checked before anything in the rootfs changes, and a
+    refused or failed install leaves the previous staging (if any) exactly as it
+    was. Only then are the runner, agent, keys, launcher, the new agent directory
+    and the unit swapped in.
     """
     from trt_edge_runner.agent.errors import AgentError
     from trt_edge_runner.agent.install import install_bundle
@@ -104,6 +117,7 @@ def stage_rootfs(bsp: Path, target: Target, bundle_tar: Path, pubkeys: list[Path
     from trt_edge_runner.signature import SignatureError, load_public_key
 
     rootfs = rootfs_of(bsp)
+    runner = check_runner_tarball(runner_tarball, target.arch)
     if not pubkeys:
         raise FlashError("--pubkey: at least one trusted public key is needed (NAME.pub)")
     key_bytes: dict[str, bytes] = {}
@@ -145,20 +159,36 @@ def stage_rootfs(bsp: Path, target: Target, bundle_tar: Path, pubkeys: list[Path
             raise FlashRefusedError(str(exc)) from None
 
         # Verified: from here on only renames and atomic writes into the rootfs.
-        runner_dest = rootfs / "opt/trt-edge/runner/trt_edge_runner"
+        runner_dest = rootfs / RUNNER_DIR
         runner_dest.parent.mkdir(parents=True, exist_ok=True)
-        runner_new = Path(tempfile.mkdtemp(prefix=".trt_edge_runner.", dir=runner_dest.parent))
+        runner_new = Path(tempfile.mkdtemp(prefix=".runner.", dir=runner_dest.parent)) / "tree"
+        try:
+            unpack_runner(runner, runner_new)
+            _swap_in(runner_new, runner_dest)
+        finally:
+            shutil.rmtree(runner_new.parent, ignore_errors=True)
+        written.append(f"{RUNNER_DIR}/ (trt-edge-run {runner.info['version']}, {target.arch})")
+        on_path = rootfs / "usr/local/bin/trt-edge-run"
+        on_path.parent.mkdir(parents=True, exist_ok=True)
+        if on_path.is_symlink() or on_path.exists():
+            on_path.unlink()
+        os.symlink(f"/{RUNNER_DIR}/bin/trt-edge-run", on_path)
+        written.append("usr/local/bin/trt-edge-run")
+
+        agent_dest = rootfs / AGENT_DIR / "trt_edge_runner"
+        agent_dest.parent.mkdir(parents=True, exist_ok=True)
+        agent_new = Path(tempfile.mkdtemp(prefix=".trt_edge_runner.", dir=agent_dest.parent))
         try:
             shutil.copytree(
                 _runner_source(),
-                runner_new,
+                agent_new,
                 ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
                 dirs_exist_ok=True,
             )
-            _swap_in(runner_new, runner_dest)
+            _swap_in(agent_new, agent_dest)
         finally:
-            shutil.rmtree(runner_new, ignore_errors=True)
-        written.append("opt/trt-edge/runner/trt_edge_runner/")
+            shutil.rmtree(agent_new, ignore_errors=True)
+        written.append(f"{AGENT_DIR}/trt_edge_runner/")
 
         keys_dir = rootfs / "etc/trt-edge/keys"
         keys_dir.mkdir(parents=True, exist_ok=True)

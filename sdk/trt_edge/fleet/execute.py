@@ -39,10 +39,10 @@ class BundleFacts:
 
 def read_bundle(path: Path, workdir: Path) -> BundleFacts:
     """The bundle `.tar` to ship (a directory is packed first) and its manifest."""
-    if path.is_dir():
-        from trt_edge.pipeline.bundle_tar import write_bundle_tar
+    if path.is_dir():  # packed with the checks of `trt-edge pack` (signed, intact)
+        from trt_edge.signing.pack import pack_bundle
 
-        path = write_bundle_tar(path, workdir / f"{path.name}.tar")
+        path = pack_bundle(path, workdir / f"{path.name}.tar").tar
     if not path.exists():
         raise RolloutError(f"{path}: bundle not found (the plan's `bundle:`)")
     try:
@@ -117,6 +117,10 @@ def device_result(host: str, wave: int, raw: dict[str, Any] | None, log: Path) -
         rollback_error = _last_line(raw.get("rollback_stderr"))
         suffix = "" if rolled_back else f"; rollback failed: {rollback_error}"
         result.reason = f"health gate failed: {reason}{suffix}"
+    elif stage == "trust":
+        result.result = "failed"
+        reason = _last_line(raw.get("trust_stderr")) or raw.get("failed_msg")
+        result.reason = f"trust documents refused, nothing installed: {reason}"
     elif stage == "install":
         result.result = "failed"
         reason = _last_line(raw.get("install_stderr")) or raw.get("failed_msg")
@@ -202,6 +206,10 @@ def run_rollout(
         "trt_edge_cli": plan.device_cli,
         "trt_edge_max_regression": plan.health.max_latency_regression,
         "trt_edge_runs": plan.health.runs,
+        "trt_edge_allow_downgrade": plan.allow_downgrade,
+        "trt_edge_trust_files": [
+            {"src": str(p), "dest": f"{plan.remote_dir}/{p.name}"} for p in plan.trust
+        ],
     }
     say(
         f"{manifest.name} {manifest.version} for {manifest.target.get('id', '?')}: "

@@ -10,11 +10,20 @@
                                        # (a count, or "10%" of the devices attempted so far)
     on_halt: rollback_wave             # on a halt, also roll back the wave's updated devices
                                        # ("keep" leaves them on the new bundle)
+    allow_downgrade: false             # true: a deliberate downgrade below devices' floors
+                                       # (passes --allow-downgrade; recorded on each device)
+    trust: [keys/2027.rotation.json]   # trust documents each device accepts (`trust add`)
+                                       # before installing: rotations, revocation lists
     remote_dir: /var/tmp/trt-edge      # where the bundle is copied on each device
     device_cli: trt-edge-device
     forks: 10
 
-Errors name the plan file, the line and the field.
+`allow_downgrade` is the plan's explicit word for a deliberate downgrade: devices refuse
+a version below the highest they have installed (anti-rollback) unless the install
+says `--allow-downgrade`, and each device records that it was told so. `trust` lists
+rotation statements and revocation lists (`trt-edge keys rotate|revoke`) that every
+device accepts before it installs, so one rollout can move a fleet to a new key and
+ship the first bundle signed by it. Errors name the plan file, the line and the field.
 """
 
 from __future__ import annotations
@@ -65,6 +74,8 @@ class RolloutPlan(BaseModel):
     health: HealthGate = Field(default_factory=HealthGate)
     failure_threshold: WaveSpec = 0
     on_halt: Literal["rollback_wave", "keep"] = "rollback_wave"
+    allow_downgrade: bool = False
+    trust: list[Path] = Field(default_factory=list)
     remote_dir: str = "/var/tmp/trt-edge"
     device_cli: str = "trt-edge-device"
     forks: Annotated[int, Field(ge=1, le=500)] = 10
@@ -129,4 +140,17 @@ def load_plan(path: Path) -> RolloutPlan:
         raise RolloutError("invalid rollout plan:\n  " + "\n  ".join(lines)) from None
     if not plan.bundle.is_absolute():
         plan = plan.model_copy(update={"bundle": (path.parent / plan.bundle).resolve()})
-    return plan
+    trust = [p if p.is_absolute() else (path.parent / p).resolve() for p in plan.trust]
+    missing = [p for p in trust if not p.is_file()]
+    if missing:
+        raise RolloutError(
+            f"{path}: trust: {', '.join(map(str, missing))}: no such file "
+            "(a rotation statement or revocation list from `trt-edge keys`)"
+        )
+    names = [p.name for p in trust]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise RolloutError(
+            f"{path}: trust: {', '.join(twice)} named twice; devices receive the files by name"
+        )
+    return plan.model_copy(update={"trust": trust})

@@ -1,7 +1,8 @@
 """The per-wave playbook, rendered as data and written as YAML.
 
 One play over the wave's hosts (chosen with `--limit @hosts-file`); per device:
-record the status, copy the bundle, `trt-edge-device install`, `health`; a
+record the status, copy the bundle, accept the plan's trust documents (`trust add`),
+`trt-edge-device install` (with `--allow-downgrade` when the plan says so), `health`; a
 device whose health gate fails after installing rolls back (`rescue`); every
 device writes one JSON report back to the controller (`always`, delegated to
 localhost), which is how Python learns each device's outcome without parsing
@@ -19,6 +20,8 @@ REPORT_VARS: dict[str, str] = {
     "failed_task": "{{ ansible_failed_task.name | default('') }}",
     "failed_msg": "{{ ansible_failed_result.msg | default('') }}",
     "before": "{{ trt_edge_before.stdout | default('') }}",
+    "trust_stdout": "{{ trt_edge_trust.stdout | default('') }}",
+    "trust_stderr": "{{ trt_edge_trust.stderr | default('') }}",
     "install_stdout": "{{ trt_edge_install.stdout | default('') }}",
     "install_stderr": "{{ trt_edge_install.stderr | default('') }}",
     "install_delta": "{{ trt_edge_install.delta | default('') }}",
@@ -35,6 +38,30 @@ REPORT_VARS: dict[str, str] = {
 
 def _stage(name: str) -> dict[str, Any]:
     return {"name": f"stage: {name}", "ansible.builtin.set_fact": {"trt_edge_stage": name}}
+
+
+def _report_tasks(cli: str, report: dict[str, str]) -> list[dict[str, Any]]:
+    """Every play's last two tasks on a device: read its status, then write `report` (which
+    may quote that status) back to the controller as `<host>.json`."""
+    return [
+        {
+            "name": "status after",
+            "ansible.builtin.command": f"{cli} status --json",
+            "register": "trt_edge_after",
+            "changed_when": False,
+            "failed_when": False,
+        },
+        {
+            "name": "report to the controller",
+            "ansible.builtin.copy": {
+                "content": "{{ trt_edge_report | to_json }}",
+                "dest": "{{ trt_edge_report_dir }}/{{ inventory_hostname }}.json",
+                "mode": "0644",
+            },
+            "delegate_to": "localhost",
+            "vars": {"trt_edge_report": report},
+        },
+    ]
 
 
 def render_playbook() -> list[dict[str, Any]]:
@@ -80,10 +107,32 @@ def render_playbook() -> list[dict[str, Any]]:
                                 "mode": "0644",
                             },
                         },
+                        _stage("trust"),
+                        {
+                            "name": "copy the trust documents",
+                            "ansible.builtin.copy": {
+                                "src": "{{ item.src }}",
+                                "dest": "{{ item.dest }}",
+                                "mode": "0644",
+                            },
+                            "loop": "{{ trt_edge_trust_files }}",
+                        },
+                        {
+                            "name": "accept the trust documents (rotations, revocations)",
+                            "ansible.builtin.command": (
+                                f"{cli} trust add --json "
+                                "{{ trt_edge_trust_files | map(attribute='dest') | join(' ') }}"
+                            ),
+                            "register": "trt_edge_trust",
+                            "when": "trt_edge_trust_files | length > 0",
+                        },
                         _stage("install"),
                         {
                             "name": "install (verify, A/B, smoke-run, switch)",
-                            "ansible.builtin.command": f"{cli} install {bundle} --json",
+                            "ansible.builtin.command": (
+                                f"{cli} install {bundle} --json"
+                                "{{ ' --allow-downgrade' if trt_edge_allow_downgrade else '' }}"
+                            ),
                             "register": "trt_edge_install",
                         },
                         _stage("health"),
@@ -110,25 +159,7 @@ def render_playbook() -> list[dict[str, Any]]:
                             "ansible.builtin.set_fact": {"trt_edge_failed": True},
                         },
                     ],
-                    "always": [
-                        {
-                            "name": "status after",
-                            "ansible.builtin.command": f"{cli} status --json",
-                            "register": "trt_edge_after",
-                            "changed_when": False,
-                            "failed_when": False,
-                        },
-                        {
-                            "name": "report to the controller",
-                            "ansible.builtin.copy": {
-                                "content": "{{ trt_edge_report | to_json }}",
-                                "dest": "{{ trt_edge_report_dir }}/{{ inventory_hostname }}.json",
-                                "mode": "0644",
-                            },
-                            "delegate_to": "localhost",
-                            "vars": {"trt_edge_report": REPORT_VARS},
-                        },
-                    ],
+                    "always": _report_tasks(cli, REPORT_VARS),
                 },
             ],
         }
@@ -150,30 +181,15 @@ def render_rollback_playbook() -> list[dict[str, Any]]:
                     "register": "trt_edge_rollback",
                     "failed_when": False,
                 },
-                {
-                    "name": "status after",
-                    "ansible.builtin.command": f"{cli} status --json",
-                    "register": "trt_edge_after",
-                    "changed_when": False,
-                    "failed_when": False,
-                },
-                {
-                    "name": "report to the controller",
-                    "ansible.builtin.copy": {
-                        "content": "{{ trt_edge_report | to_json }}",
-                        "dest": "{{ trt_edge_report_dir }}/{{ inventory_hostname }}.json",
-                        "mode": "0644",
+                *_report_tasks(
+                    cli,
+                    {
+                        "host": "{{ inventory_hostname }}",
+                        "rollback_rc": "{{ trt_edge_rollback.rc | default(-1) }}",
+                        "rollback_stderr": "{{ trt_edge_rollback.stderr | default('') }}",
+                        "after": "{{ trt_edge_after.stdout | default('') }}",
                     },
-                    "delegate_to": "localhost",
-                    "vars": {
-                        "trt_edge_report": {
-                            "host": "{{ inventory_hostname }}",
-                            "rollback_rc": "{{ trt_edge_rollback.rc | default(-1) }}",
-                            "rollback_stderr": "{{ trt_edge_rollback.stderr | default('') }}",
-                            "after": "{{ trt_edge_after.stdout | default('') }}",
-                        }
-                    },
-                },
+                ),
             ],
         }
     ]

@@ -1,4 +1,4 @@
-"""Typed errors of the inspect area.
+"""Typed errors of reading and inspecting `.pte` files, TensorRT blobs and bundles.
 
 Every reader here raises an `InspectError` subclass (under the one root,
 `trt_edge_runner.errors`) with a message that names the file, the place inside it

@@ -222,6 +222,18 @@ def _metadata(raw: bytes, source: str) -> tuple[TrtBlobMetadata, tuple[str, ...]
     return meta, tuple(sorted(k for k in doc if k not in known))
 
 
+def _check_region(source: str, what: str, offset: int, length: int, size: int) -> None:
+    """The header's `what` region [offset, offset + length) lies after the header and inside
+    the `size`-byte blob."""
+    if offset < HEADER_SIZE:
+        raise _fail(source, f"{what} offset {offset} is inside the {HEADER_SIZE}-byte header")
+    if offset + length > size:
+        raise _fail(
+            source,
+            f"{what} [{offset}, {offset + length}) extends past the end of the blob ({size} bytes)",
+        )
+
+
 def parse_trt_blob(data: bytes | bytearray | memoryview, *, source: str = "blob") -> TrtBlob:
     """Parse and check a TR01/TR02 blob; `source` names it in errors (file + delegate)."""
     size = len(data)
@@ -230,24 +242,10 @@ def parse_trt_blob(data: bytes | bytearray | memoryview, *, source: str = "blob"
     magic, meta_off, meta_size, eng_off, eng_size, reserved = HEADER.unpack_from(data, 0)
     if magic not in MAGICS:
         raise _fail(source, f"magic is {bytes(magic)!r}, expected b'TR01' or b'TR02'")
-    if meta_off < HEADER_SIZE:
-        raise _fail(source, f"metadata offset {meta_off} is inside the {HEADER_SIZE}-byte header")
-    if meta_off + meta_size > size:
-        raise _fail(
-            source,
-            f"metadata [{meta_off}, {meta_off + meta_size}) extends past the end of the blob "
-            f"({size} bytes)",
-        )
+    _check_region(source, "metadata", meta_off, meta_size, size)
     if eng_off % ENGINE_ALIGNMENT:
         raise _fail(source, f"engine offset {eng_off} is not {ENGINE_ALIGNMENT}-byte aligned")
-    if eng_off < HEADER_SIZE:
-        raise _fail(source, f"engine offset {eng_off} is inside the {HEADER_SIZE}-byte header")
-    if eng_off + eng_size > size:
-        raise _fail(
-            source,
-            f"engine [{eng_off}, {eng_off + eng_size}) extends past the end of the blob "
-            f"({size} bytes)",
-        )
+    _check_region(source, "engine", eng_off, eng_size, size)
     if meta_off < eng_off + eng_size and eng_off < meta_off + meta_size:
         raise _fail(
             source,

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
+from trt_edge.llm.errors import GenerateContractError
 
 if TYPE_CHECKING:
     from trt_edge_runner.bundle_format import BundleManifest, LlmSection
@@ -26,12 +26,6 @@ if TYPE_CHECKING:
 
 PREFILL = "prefill"
 DECODE = "decode"
-
-
-class GenerateContractError(TrtEdgeError):
-    """The bundle or the prompt does not fit the I/O contract generate needs (exit 2)."""
-
-    exit_code = EXIT_BAD_INPUT
 
 
 @dataclass(frozen=True)

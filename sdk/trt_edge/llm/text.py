@@ -11,13 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from trt_edge_runner.bundle_format import LlmSection
-from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
 
-
-class NoTokenizerError(TrtEdgeError):
-    """The bundle carries no tokenizer, or `tokenizers` is not installed here (exit 2)."""
-
-    exit_code = EXIT_BAD_INPUT
+from trt_edge.llm.errors import NoTokenizerError
 
 
 class HostTokenizer:

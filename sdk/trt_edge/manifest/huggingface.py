@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from trt_edge_runner.bundle_format import TensorSpec
+from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
 
 # Architectures the recipe is written and tested for, with the `model_type` their
 # config.json carries. Anything else is refused at validate time, not half-built.
@@ -38,12 +39,11 @@ PICKLED_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model")
 
 
-class FolderProblem(Exception):
-    """The folder cannot be built; `message` says what is wrong and what to do."""
+class FolderProblem(TrtEdgeError):
+    """The folder cannot be built; `message` says what is wrong and what to do. The
+    manifest checks turn it into a located diagnostic."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    exit_code = EXIT_BAD_INPUT
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
 
-class RequirementLineError(Exception):
-    """A line that is not a requirement this project accepts; `message` says why."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+class RequirementLineError(TrtEdgeError):
+    """A line that is not a requirement this project accepts; `message` says why. The
+    manifest checks turn it into a located diagnostic."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 @dataclass(frozen=True)

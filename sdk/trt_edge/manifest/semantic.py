@@ -185,15 +185,25 @@ class SemanticChecker:
         source = self.huggingface()
         profiles = self.section("profiles")
         cache_len = source.get("max_cache_len") if source is not None else None
-        if not _is_int(cache_len) or not isinstance(profiles, list):
-            return
+        if not _is_int(cache_len) or cache_len < 1 or not isinstance(profiles, list):
+            return  # a max_cache_len below 1 is the schema step's to report
         reach: tuple[int, int, str] | None = None  # (max seq, profile index, name)
+        takes_one_token = False
         for i, profile in enumerate(profiles):
             dims = profile.get("dims") if isinstance(profile, dict) else None
             value = dims.get(SEQ) if isinstance(dims, dict) else None
             top = value if _is_int(value) else value.get("max") if isinstance(value, dict) else None
+            low = value if _is_int(value) else value.get("min") if isinstance(value, dict) else None
             if _is_int(top) and (reach is None or top > reach[0]):
                 reach = (top, i, str(profile.get("name")))
+            takes_one_token |= low == 1
+        if reach is not None and not takes_one_token:
+            self.report(
+                ("profiles",),
+                "no profile accepts seq 1, but decoding feeds one token per call: add one, "
+                "e.g. - {name: decode, dims: {seq: 1}}",
+                at_key=True,
+            )
         if reach is not None and cache_len < reach[0]:
             top, index, name = reach
             self.report(
@@ -329,7 +339,10 @@ class SemanticChecker:
                 if key == "values" and got is None:
                     continue  # values may be left out: they are implied
                 if got != value:
-                    self.report(("inputs", i, key), f"{key} must be {value!r} here; {hint}")
+                    shown = repr(value)
+                    if key == "values" and want.values is not None:
+                        shown = f"[{want.values[0]}, {want.values[1]})"
+                    self.report(("inputs", i, key), f"{key} must be {shown} here; {hint}")
                     break
 
     def check_unique(

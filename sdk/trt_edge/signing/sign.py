@@ -2,8 +2,9 @@
 
 Signing refuses a bundle that breaks the integrity rule (`trt_edge_runner.bundle_integrity`:
 files missing, extra, linked, special, oversized or differing from `bundle.json`), naming
-every such file: a signature is a statement that this exact directory is good, so it is
-only made over a directory a device would accept.
+every such file, and one whose version devices cannot order (`trt_edge_runner.versions`):
+a signature is a statement that this exact directory is good, so it is only made over a
+directory a device would accept.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from trt_edge_runner.signature import (
     read_canonical_manifest,
     verify_bundle,
 )
+from trt_edge_runner.versions import VersionError, parse_version
 
 from trt_edge.signing.errors import SigningError
 from trt_edge.signing.keys import load_private_key
@@ -41,11 +43,14 @@ def sign_bundle(bundle: Path, key_path: Path) -> DetachedSignature:
     try:
         document, manifest = read_canonical_manifest(bundle_dir)
         verify_directory(bundle_dir, manifest)
-    except (SignatureError, RunnerError) as exc:
-        # RunnerError: bundle.json unreadable (format) or the integrity rule broken.
+        parse_version(manifest.version, f"{manifest.name} version")
+    except (SignatureError, RunnerError, VersionError) as exc:
+        # RunnerError: bundle.json unreadable (format) or the integrity rule broken;
+        # VersionError: devices could not order its version (anti-rollback).
         exc.hint = (
             "nothing was signed: a bundle is signed only when every file matches "
-            "bundle.json; rebuild it, or restore the file"
+            "bundle.json and its version is MAJOR.MINOR.PATCH[-PRE]; rebuild it, or restore "
+            "the file"
         )
         raise
     signature = DetachedSignature(

@@ -9,6 +9,14 @@ writes the `.pte` (plus `.ptd` files when weights live outside it).
 Where torch_tensorrt, TensorRT or a CUDA GPU is missing, `unavailable_reason`
 says which, and the build stops with that one message. Nothing here produces
 engine bytes of its own.
+
+A Hugging Face causal LM (`model.huggingface`, `trt_edge.llm`) reaches this backend
+as the same exported program the CPU backends get: its KV cache is a set of mutable
+buffers written by `index_put`, which no TensorRT engine takes. The cache would then
+stay in ExecuTorch's planned memory and cross into the engines as inputs on every
+call — the per-token copies the recipe exists to avoid on CPU — and whether
+torch_tensorrt 2.14 compiles a program with buffer mutations at all is unverified
+(no machine here has TensorRT). A known risk, not a tested path.
 """
 
 from __future__ import annotations

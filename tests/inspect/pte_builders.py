@@ -11,14 +11,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Unpack
+
+from trt_edge_runner.bundle_format import PhaseTarget, TensorSpec
+
+from tests.helpers.bundles import BundleOptions, ProfileRow, write_bundle
+
+if TYPE_CHECKING:
+    import torch
+    from torch.export import ExportedProgram
+
+# What a forward(ids) of `TinyDecoder.module()` takes and gives, and the LLM-like table
+# its bundles carry (forward is exported over seq 1..128).
+DECODER_INPUTS = (TensorSpec(name="ids", dtype="int64", shape=(1, "seq"), values=(0, 64)),)
+DECODER_OUTPUTS = (TensorSpec(name="logits", dtype="float32", shape=(1, "seq", 16)),)
+DECODER_PROFILES: tuple[ProfileRow, ...] = (("decode", 1, 1, 1), ("prefill", 2, 32, 128))
+DECODER_PHASES: dict[str, PhaseTarget] = {"decode": 0, "prefill": 1}
 
 
 class TinyDecoder:
     """Factory of a tiny embedding → linear → relu module (weights sized by `vocab`/`width`)."""
 
     @staticmethod
-    def module(vocab: int = 64, width: int = 16) -> Any:
+    def module(vocab: int = 64, width: int = 16) -> torch.nn.Module:
         import torch
 
         class M(torch.nn.Module):
@@ -35,8 +50,8 @@ class TinyDecoder:
 
 
 def export_methods(
-    module: Any, methods: dict[str, tuple[int, int]], *, example_len: int = 4
-) -> dict[str, Any]:
+    module: torch.nn.Module, methods: dict[str, tuple[int, int]], *, example_len: int = 4
+) -> dict[str, ExportedProgram]:
     """One ExportedProgram per method; `methods[name] = (min_seq, max_seq)` (static if equal)."""
     import torch
     from torch.export import Dim, export
@@ -50,7 +65,7 @@ def export_methods(
     return out
 
 
-def write_pte(programs: dict[str, Any], path: Path, backend: str) -> Path:
+def write_pte(programs: dict[str, ExportedProgram], path: Path, backend: str) -> Path:
     from executorch.exir import to_edge_transform_and_lower
 
     partitioners: list[Any] = []
@@ -85,3 +100,13 @@ def synthesize_tensorrt_pte(
     data = serialize_pte_binary(pte, extract_delegate_segments=not inline)
     dest.write_bytes(bytes(data))
     return dest
+
+
+def decoder_bundle(out: Path, pte: Path, **options: Unpack[BundleOptions]) -> Path:
+    """A bundle around a `TinyDecoder` program with its LLM-like table, as a build writes it
+    (with its validation report), version 1.0.0 unless `options` say otherwise."""
+    options.setdefault("version", "1.0.0")
+    options.setdefault("report", True)
+    options.setdefault("inputs", DECODER_INPUTS)
+    options.setdefault("outputs", DECODER_OUTPUTS)
+    return write_bundle(out, pte, DECODER_PROFILES, DECODER_PHASES, **options)

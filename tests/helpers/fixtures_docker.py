@@ -1,4 +1,4 @@
-"""Session fixtures for a real Docker engine and the project's images (containers area).
+"""Session fixtures for a real Docker engine and the project's images (container, fleet tests).
 
 - `docker_client`: a connected `docker.DockerClient`. Without an engine the test is
   skipped, unless `TRT_EDGE_REQUIRE_DOCKER=1` (CI), where it fails instead.
@@ -18,15 +18,15 @@ worker waits for the first and then reuses its image instead of building it agai
 
 from __future__ import annotations
 
-import fcntl
 import os
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+
+from tests.helpers.session_builds import locked
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -52,21 +52,6 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
-def no_engine(reason: str) -> None:
-    """Skip (locally) or fail (CI, TRT_EDGE_REQUIRE_DOCKER=1) for a missing engine."""
-    skip_or_fail(reason)
-
-
-@contextmanager
-def _build_lock() -> Iterator[None]:
-    with _LOCK_PATH.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 @pytest.fixture(scope="session")
 def docker_client() -> Iterator[DockerClient]:
     from trt_edge.containers.engine import connect
@@ -75,8 +60,8 @@ def docker_client() -> Iterator[DockerClient]:
     try:
         client = connect()
     except ContainerError as err:
-        no_engine(str(err))
-        raise  # unreachable: no_engine skips or fails
+        skip_or_fail(str(err))
+        raise  # unreachable: skip_or_fail skips or fails
     try:
         yield client
     finally:
@@ -86,7 +71,7 @@ def docker_client() -> Iterator[DockerClient]:
 def _image(client: DockerClient, name: str) -> ImageRef:
     from trt_edge.containers.images import build_image
 
-    with _build_lock():
+    with locked(_LOCK_PATH):
         return build_image(name, client=client)
 
 
@@ -94,7 +79,7 @@ def _image(client: DockerClient, name: str) -> ImageRef:
 def x86_64_runner_tarball() -> Path:
     from trt_edge.containers import context, runner_tarball
 
-    with _build_lock():
+    with locked(_LOCK_PATH):
         return runner_tarball.ensure("x86_64", context.project_root())
 
 

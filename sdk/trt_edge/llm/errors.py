@@ -1,0 +1,21 @@
+"""Errors `trt-edge generate` raises for a causal-LM bundle (exit 2: the request or bundle).
+
+Apart from `generation` and `text` so the CLI module can name them without importing
+anything else at start-up (`trt-edge --help` imports every command module).
+"""
+
+from __future__ import annotations
+
+from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
+
+
+class GenerateContractError(TrtEdgeError):
+    """The bundle or the prompt does not fit the I/O contract generate needs (exit 2)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class NoTokenizerError(TrtEdgeError):
+    """The bundle carries no tokenizer, or `tokenizers` is not installed here (exit 2)."""
+
+    exit_code = EXIT_BAD_INPUT

@@ -1,0 +1,1 @@
+"""The test suite, one package per area; shared helpers live in `tests.helpers` (see README.md)."""

@@ -1,0 +1,71 @@
+"""The README's "Your Hugging Face model" commands work as written, in a copy of the example.
+
+The commands are read from the README's marked code block, so the README cannot drift
+from what works. The build finds the stage cache the example's session bundle filled
+(same folder bytes: the writer is deterministic), so it re-uses export and lowering.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.session_builds import fixture_cache_dir
+from tests.llm.llm_folders import EXAMPLE, REPO
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm-gemma3-example")]
+
+MARKER = "<!-- commands: huggingface"
+
+
+def readme_commands() -> list[list[str]]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    after = text[text.index(MARKER) :]
+    block = re.search(r"```sh\n(.*?)```", after, re.DOTALL)
+    assert block is not None, "the marked code block is missing"
+    return [shlex.split(line, comments=True) for line in block.group(1).splitlines() if line]
+
+
+def test_the_readme_shows_five_commands_after_changing_into_the_example() -> None:
+    commands = readme_commands()
+    assert commands[0] == ["cd", "examples/gemma3"]
+    assert len(commands[1:]) == 5
+    assert [c[0] for c in commands[1:]] == ["python"] + ["trt-edge"] * 4
+
+
+def test_the_readme_commands_run_as_written(gemma3_example_bundle: Path, tmp_path: Path) -> None:
+    commands = readme_commands()
+    work = tmp_path / Path(commands[0][1]).name
+    assert (REPO / commands[0][1]).resolve() == EXAMPLE
+    shutil.copytree(
+        EXAMPLE, work, ignore=shutil.ignore_patterns("mini-gemma3", "dist", "__pycache__")
+    )
+    env = {**os.environ, "TRT_EDGE_CACHE": str(fixture_cache_dir())}
+    outputs = []
+    for command in commands[1:]:
+        program = [sys.executable] if command[0] == "python" else [sys.executable, "-m", "trt_edge"]
+        done = subprocess.run(
+            [*program, *command[1:]],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            check=False,
+        )
+        assert done.returncode == 0, (command, done.stderr[-2000:])
+        outputs.append(done)
+    _, validated, built, generated, benched = outputs
+    assert (work / "mini-gemma3" / "model.safetensors").is_file()
+    assert "valid: mini-gemma3 0.1.0" in validated.stdout
+    assert (work / "dist" / "mini-gemma3-0.1.0" / "tokenizer.json").is_file()
+    assert "profile 1 prefill: parity ok" in built.stdout
+    assert generated.stdout.strip() and "stop:" in generated.stderr
+    assert "decode" in benched.stdout and "prefill" in benched.stdout
