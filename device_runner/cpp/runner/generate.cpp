@@ -120,6 +120,7 @@ void check_prompt_ids(const std::vector<int64_t>& prompt, int64_t vocab, const s
 GenerationPlan plan_causal_lm(const Bundle& b, const std::vector<int64_t>& prompt,
                               int64_t max_new_tokens) {
   const LlmSection& llm = *b.llm;
+  require_phases(b);
   if (b.inputs.size() != 2) {
     throw refused(b, "the method takes " + std::to_string(b.inputs.size()) + " inputs (" +
                          names_of(b.inputs) + "); generate feeds only llm.inputs tokens '" +
@@ -162,6 +163,7 @@ GenerationPlan plan_tiny_llm(const Bundle& b, const std::vector<int64_t>& prompt
   if (b.inputs.size() < 3 || b.inputs[0].name != "input_ids" || b.inputs[1].name != "start_pos") {
     throw refused(b, "no llm section, and the inputs are " + names_of(b.inputs) + ": " + kContracts);
   }
+  require_phases(b);
   const TensorSpec& ids = b.inputs[0];
   const TensorSpec& start = b.inputs[1];
   const std::string sym = tokens_symbol(b, ids);
@@ -281,7 +283,6 @@ GenerationPlan plan_generation(const Bundle& bundle, const std::vector<int64_t>&
     throw RunnerError(ErrorKind::kUsage, "--max-new-tokens " + std::to_string(max_new_tokens) +
                                              ": must be at least 1");
   }
-  require_phases(bundle);
   GenerationPlan plan = bundle.llm ? plan_causal_lm(bundle, prompt, max_new_tokens)
                                    : plan_tiny_llm(bundle, prompt, max_new_tokens);
   // Every new token is one decode call, so decode must take one token.

@@ -769,7 +769,8 @@ void print_error_json(const RunnerError& e) {
 int fail(const RunnerError& e, bool json) {
   if (json) print_error_json(e);
   std::cerr << "trt-edge-run: error: " << e.what() << "\n";
-  if (e.kind() == ErrorKind::kUsage) std::cerr << kUsage;
+  // The synopsis helps a person at a terminal; with --json a parent reads the document.
+  if (e.kind() == ErrorKind::kUsage && !json) std::cerr << kUsage;
   return e.exit_code();
 }
 
