@@ -99,7 +99,8 @@ LlmSection llm_section(const json& section, const Bundle& b, const std::string& 
   llm.tokens_index = index_of(b.inputs, llm.tokens_input);
   llm.positions_index = index_of(b.inputs, llm.positions_input);
   if (llm.tokens_index == b.inputs.size()) {
-    bad(source, "llm.inputs.tokens", "'" + llm.tokens_input + "' is not an input " + names_of(b.inputs));
+    bad(source, "llm.inputs.tokens",
+        "'" + llm.tokens_input + "' is not an input " + names_of(b.inputs));
   }
   if (llm.positions_index == b.inputs.size()) {
     bad(source, "llm.inputs.positions",
@@ -108,7 +109,8 @@ LlmSection llm_section(const json& section, const Bundle& b, const std::string& 
   const std::string& positions_dtype = b.inputs[llm.positions_index].dtype;
   if (positions_dtype != "int64" && positions_dtype != "int32") {
     bad(source, "llm.inputs.positions",
-        "'" + llm.positions_input + "' is " + positions_dtype + "; cache positions are int64 or int32");
+        "'" + llm.positions_input + "' is " + positions_dtype +
+            "; cache positions are int64 or int32");
   }
   llm.logits_output = string_field(section, "logits", source, path);
   llm.logits_index = index_of(b.outputs, llm.logits_output);
@@ -116,7 +118,9 @@ LlmSection llm_section(const json& section, const Bundle& b, const std::string& 
     bad(source, "llm.logits", "'" + llm.logits_output + "' is not an output");
   }
   const json& eos = field(section, "eos_token_ids", source, path);
-  if (!eos.is_array()) bad(source, "llm.eos_token_ids", "expected a list of integers, got " + eos.dump());
+  if (!eos.is_array()) {
+    bad(source, "llm.eos_token_ids", "expected a list of integers, got " + eos.dump());
+  }
   for (const auto& id : eos) {
     if (!id.is_number_integer()) {
       bad(source, "llm.eos_token_ids", "expected a list of integers, got " + eos.dump());
@@ -151,7 +155,8 @@ LlmSection llm_section(const json& section, const Bundle& b, const std::string& 
         "'" + method + "' is not io.method '" + b.method + "' (the method this runner loads)");
   }
   for (const char* key : {"bos_token_id", "pad_token_id"}) {
-    if (section.contains(key) && !section.at(key).is_null() && !section.at(key).is_number_integer()) {
+    const bool given = section.contains(key) && !section.at(key).is_null();
+    if (given && !section.at(key).is_number_integer()) {
       bad(source, path + "." + key, "expected an integer or null, got " + section.at(key).dump());
     }
   }

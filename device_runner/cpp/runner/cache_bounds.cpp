@@ -37,8 +37,8 @@ void check_cache_positions(const LlmSection& llm, const Array& positions) {
   throw RunnerError(ErrorKind::kRequestRefused,
                     "input '" + llm.positions_input + "' holds position " + std::to_string(bad) +
                         " (start " + std::to_string(values.front()) + ", seq " +
-                        std::to_string(values.size()) + "): the KV cache has positions [0, " +
-                        len + ") (bundle.json llm.max_cache_len " + len +
+                        std::to_string(values.size()) + "): the KV cache has positions [0, " + len +
+                        ") (bundle.json llm.max_cache_len " + len +
                         "); a call needs start >= 0 and start + seq <= " + len +
                         ": start a new sequence at position 0, or rebuild with a larger "
                         "model.huggingface.max_cache_len")

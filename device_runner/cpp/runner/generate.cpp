@@ -50,7 +50,8 @@ std::string tokens_symbol(const Bundle& b, const TensorSpec& tokens) {
                          "token ids [1, seq]");
   }
   if (tokens.dtype != "int64" && tokens.dtype != "int32") {
-    throw refused(b, "input '" + tokens.name + "' is " + tokens.dtype + "; token ids are int64 or int32");
+    throw refused(
+        b, "input '" + tokens.name + "' is " + tokens.dtype + "; token ids are int64 or int32");
   }
   return std::get<std::string>(shape[1]);
 }
@@ -88,7 +89,8 @@ void require_phases(const Bundle& b) {
   if (!missing.empty()) {
     std::string has;
     for (const auto& [name, target] : b.phases) has += (has.empty() ? "" : ", ") + name;
-    throw refused(b, "runtime.phases lacks " + missing + " (it has " + (has.empty() ? "none" : has) +
+    throw refused(b, "runtime.phases lacks " + missing + " (it has " +
+                         (has.empty() ? "none" : has) +
                          "); generate runs the prompt under 'prefill' and each new token under "
                          "'decode': name both in the manifest's runtime.phases and rebuild");
   }
@@ -96,8 +98,8 @@ void require_phases(const Bundle& b) {
 
 void require_float32_logits(const Bundle& b, const TensorSpec& logits) {
   if (logits.dtype != "float32") {
-    throw refused(b, "output '" + logits.name + "' is " + logits.dtype +
-                         "; generate reads float32 logits");
+    throw refused(
+        b, "output '" + logits.name + "' is " + logits.dtype + "; generate reads float32 logits");
   }
 }
 
@@ -112,9 +114,9 @@ void check_prompt_ids(const std::vector<int64_t>& prompt, int64_t vocab, const s
     shown += (i ? "," : "") + std::to_string(outside[i]);
   }
   if (outside.size() > 8) shown += ",...";
-  throw RunnerError(ErrorKind::kUsage, "--prompt-ids: " + shown +
-                                           " outside the vocabulary [0, " + std::to_string(vocab) +
-                                           ") (" + where + "); pass token ids of this model");
+  throw RunnerError(ErrorKind::kUsage, "--prompt-ids: " + shown + " outside the vocabulary [0, " +
+                                           std::to_string(vocab) + ") (" + where +
+                                           "); pass token ids of this model");
 }
 
 GenerationPlan plan_causal_lm(const Bundle& b, const std::vector<int64_t>& prompt,
@@ -146,13 +148,13 @@ GenerationPlan plan_causal_lm(const Bundle& b, const std::vector<int64_t>& promp
   // The last generated token is never fed back: it needs no cache slot.
   const int64_t needed = static_cast<int64_t>(prompt.size()) + max_new_tokens - 1;
   if (needed > llm.max_cache_len) {
-    throw RunnerError(ErrorKind::kRequestRefused,
-                      "the prompt (" + std::to_string(prompt.size()) + " tokens) and --max-new-tokens " +
-                          std::to_string(max_new_tokens) + " need " + std::to_string(needed) +
-                          " cache positions; the bundle's KV cache holds " +
-                          std::to_string(llm.max_cache_len) +
-                          " (llm.max_cache_len): shorten one of them, or rebuild with a larger "
-                          "model.huggingface.max_cache_len")
+    throw RunnerError(
+        ErrorKind::kRequestRefused,
+        "the prompt (" + std::to_string(prompt.size()) + " tokens) and --max-new-tokens " +
+            std::to_string(max_new_tokens) + " need " + std::to_string(needed) +
+            " cache positions; the bundle's KV cache holds " + std::to_string(llm.max_cache_len) +
+            " (llm.max_cache_len): shorten one of them, or rebuild with a larger "
+            "model.huggingface.max_cache_len")
         .with_input(llm.positions_input);
   }
   return plan;
@@ -161,19 +163,24 @@ GenerationPlan plan_causal_lm(const Bundle& b, const std::vector<int64_t>& promp
 GenerationPlan plan_tiny_llm(const Bundle& b, const std::vector<int64_t>& prompt,
                              int64_t max_new_tokens) {
   if (b.inputs.size() < 3 || b.inputs[0].name != "input_ids" || b.inputs[1].name != "start_pos") {
-    throw refused(b, "no llm section, and the inputs are " + names_of(b.inputs) + ": " + kContracts);
+    throw refused(b,
+                  "no llm section, and the inputs are " + names_of(b.inputs) + ": " + kContracts);
   }
   require_phases(b);
   const TensorSpec& ids = b.inputs[0];
   const TensorSpec& start = b.inputs[1];
   const std::string sym = tokens_symbol(b, ids);
   if (!ids.values || !start.values) {
-    throw refused(b, "input_ids and start_pos must declare values (the vocabulary and the "
-                     "context length): " + std::string(kContracts));
+    throw refused(b,
+                  "input_ids and start_pos must declare values (the vocabulary and the "
+                  "context length): " +
+                      std::string(kContracts));
   }
-  if (start.shape.size() != 1 || is_symbol(start.shape[0]) || std::get<int64_t>(start.shape[0]) != 1 ||
+  if (start.shape.size() != 1 || is_symbol(start.shape[0]) ||
+      std::get<int64_t>(start.shape[0]) != 1 ||
       (start.dtype != "int64" && start.dtype != "int32")) {
-    throw refused(b, "input start_pos is not an integer tensor shaped [1]: " + std::string(kContracts));
+    throw refused(
+        b, "input start_pos is not an integer tensor shaped [1]: " + std::string(kContracts));
   }
   GenerationPlan plan;
   plan.contract = GenerationContract::kTinyLlm;
@@ -182,9 +189,10 @@ GenerationPlan plan_tiny_llm(const Bundle& b, const std::vector<int64_t>& prompt
   plan.logits_index = 0;
   const size_t caches = b.inputs.size() - 2;
   if (b.outputs.size() < 1 + caches) {
-    throw refused(b, "the method returns " + std::to_string(b.outputs.size()) + " outputs; the "
-                     "tiny-LLM contract returns the logits, then each of the " +
-                     std::to_string(caches) + " caches it takes");
+    throw refused(b, "the method returns " + std::to_string(b.outputs.size()) +
+                         " outputs; the "
+                         "tiny-LLM contract returns the logits, then each of the " +
+                         std::to_string(caches) + " caches it takes");
   }
   for (size_t k = 0; k < caches; ++k) {
     const TensorSpec& in = b.inputs[2 + k];
@@ -209,9 +217,9 @@ GenerationPlan plan_tiny_llm(const Bundle& b, const std::vector<int64_t>& prompt
   const int64_t context = start.values->second;
   if (static_cast<int64_t>(prompt.size()) + max_new_tokens > context) {
     throw RunnerError(ErrorKind::kRequestRefused,
-                      "the prompt (" + std::to_string(prompt.size()) + " tokens) and --max-new-tokens " +
-                          std::to_string(max_new_tokens) + " exceed the context of " +
-                          std::to_string(context) +
+                      "the prompt (" + std::to_string(prompt.size()) +
+                          " tokens) and --max-new-tokens " + std::to_string(max_new_tokens) +
+                          " exceed the context of " + std::to_string(context) +
                           " positions (bundle.json start_pos values): shorten one of them")
         .with_input("start_pos");
   }
@@ -219,7 +227,8 @@ GenerationPlan plan_tiny_llm(const Bundle& b, const std::vector<int64_t>& prompt
 }
 
 /// A token-id or position array of `dtype` (int64 or int32) holding `values`, shaped `shape`.
-Array integers(const std::string& dtype, std::vector<int64_t> shape, const std::vector<int64_t>& values) {
+Array integers(const std::string& dtype, std::vector<int64_t> shape,
+               const std::vector<int64_t>& values) {
   Array a;
   a.dtype = dtype;
   a.shape = std::move(shape);
@@ -251,7 +260,8 @@ double round_to(double value, int digits) {
 
 /// Runs `module.execute` under the guard the phase's request needs: the guard records the
 /// request for this thread, the module resolves it against the call's shape.
-RunResult execute_under(ProfiledModule& module, const Request& request, const std::vector<Array>& inputs) {
+RunResult execute_under(ProfiledModule& module, const Request& request,
+                        const std::vector<Array>& inputs) {
   return guarded(request, [&] { return module.execute(inputs); });
 }
 
@@ -278,7 +288,9 @@ const char* to_string(GenerationContract contract) noexcept {
 
 GenerationPlan plan_generation(const Bundle& bundle, const std::vector<int64_t>& prompt,
                                int64_t max_new_tokens) {
-  if (prompt.empty()) throw RunnerError(ErrorKind::kUsage, "--prompt-ids is empty: pass at least one token id");
+  if (prompt.empty()) {
+    throw RunnerError(ErrorKind::kUsage, "--prompt-ids is empty: pass at least one token id");
+  }
   if (max_new_tokens < 1) {
     throw RunnerError(ErrorKind::kUsage, "--max-new-tokens " + std::to_string(max_new_tokens) +
                                              ": must be at least 1");
@@ -286,11 +298,11 @@ GenerationPlan plan_generation(const Bundle& bundle, const std::vector<int64_t>&
   GenerationPlan plan = bundle.llm ? plan_causal_lm(bundle, prompt, max_new_tokens)
                                    : plan_tiny_llm(bundle, prompt, max_new_tokens);
   // Every new token is one decode call, so decode must take one token.
-  const auto [decode_low, decode_high] =
-      phase_range(bundle, kDecodePhase, std::get<std::string>(bundle.inputs[plan.tokens_index].shape[1]));
+  const auto [decode_low, decode_high] = phase_range(
+      bundle, kDecodePhase, std::get<std::string>(bundle.inputs[plan.tokens_index].shape[1]));
   if (decode_low > 1 || decode_high < 1) {
-    throw refused(bundle, "the decode phase's profile takes seq [" + std::to_string(decode_low) + ", " +
-                              std::to_string(decode_high) +
+    throw refused(bundle, "the decode phase's profile takes seq [" + std::to_string(decode_low) +
+                              ", " + std::to_string(decode_high) +
                               "], not 1: generate feeds one new token per decode call");
   }
   return plan;
@@ -327,7 +339,8 @@ int64_t argmax_last_row(const Array& logits) {
   const int64_t first = logits.numel() - row;
   auto at = [&](int64_t k) {
     float v = 0.0f;
-    std::memcpy(&v, logits.data.data() + static_cast<size_t>(first + k) * sizeof(float), sizeof(float));
+    std::memcpy(&v, logits.data.data() + static_cast<size_t>(first + k) * sizeof(float),
+                sizeof(float));
     return v;
   };
   int64_t best = 0;
@@ -369,11 +382,14 @@ Json GenerationResult::timings() const {
       {"prefill_ms", round_to(prefill_ms, 3)},
       {"time_to_first_token_ms", round_to(first_token_s * 1e3, 3)},
       {"decode_ms_per_token",
-       or_null(decode_calls > 0, round_to(decode_ms / static_cast<double>(decode_calls ? decode_calls : 1), 3))},
+       or_null(decode_calls > 0,
+               round_to(decode_ms / static_cast<double>(decode_calls ? decode_calls : 1), 3))},
       {"decode_tokens_per_s",
-       or_null(decode_s > 0, round_to(static_cast<double>(decode_calls) / (decode_s > 0 ? decode_s : 1), 2))},
+       or_null(decode_s > 0,
+               round_to(static_cast<double>(decode_calls) / (decode_s > 0 ? decode_s : 1), 2))},
       {"tokens_per_s",
-       or_null(total_s > 0, round_to(static_cast<double>(tokens.size()) / (total_s > 0 ? total_s : 1), 2))},
+       or_null(total_s > 0,
+               round_to(static_cast<double>(tokens.size()) / (total_s > 0 ? total_s : 1), 2))},
       {"total_ms", round_to(total_s * 1e3, 3)}};
 }
 
@@ -404,15 +420,17 @@ GenerationResult greedy_generate(ProfiledModule& module, const GenerationPlan& p
     }
     enter_stage(std::string("generating: ") + phase + " at position " + std::to_string(start));
     const auto t0 = clock::now();
-    RunResult run = execute_under(module, std::strcmp(phase, kPrefillPhase) == 0 ? prefill : decode, inputs);
+    RunResult run =
+        execute_under(module, std::strcmp(phase, kPrefillPhase) == 0 ? prefill : decode, inputs);
     const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
     result.steps.push_back(GenerationStep{phase, run.profile, start, n, round_to(ms, 3)});
     const size_t needed = causal ? plan.logits_index + 1 : 1 + plan.cache_inputs.size();
     if (run.outputs.size() < needed) {
       throw RunnerError(ErrorKind::kExecutionFailed,
                         b.dir + "/model.pte: method '" + b.method + "' returned " +
-                            std::to_string(run.outputs.size()) + " tensor outputs, generate needs " +
-                            std::to_string(needed) + " (bundle.json io.outputs)");
+                            std::to_string(run.outputs.size()) +
+                            " tensor outputs, generate needs " + std::to_string(needed) +
+                            " (bundle.json io.outputs)");
     }
     for (size_t k = 0; k < plan.cache_inputs.size(); ++k) {
       inputs[plan.cache_inputs[k]] = std::move(run.outputs[1 + k]);
@@ -425,8 +443,10 @@ GenerationResult greedy_generate(ProfiledModule& module, const GenerationPlan& p
   auto since = [&] { return std::chrono::duration<double>(clock::now() - started).count(); };
   int64_t position = 0;
   Array logits;
-  for (int64_t size : prefill_chunks(static_cast<int64_t>(prompt.size()), plan.prefill_low, plan.prefill_high)) {
-    const char* phase = plan.prefill_low <= size && size <= plan.prefill_high ? kPrefillPhase : kDecodePhase;
+  for (int64_t size :
+       prefill_chunks(static_cast<int64_t>(prompt.size()), plan.prefill_low, plan.prefill_high)) {
+    const char* phase =
+        plan.prefill_low <= size && size <= plan.prefill_high ? kPrefillPhase : kDecodePhase;
     const auto from = prompt.begin() + position;
     logits = call(phase, std::vector<int64_t>(from, from + size), position);
     position += size;
@@ -445,11 +465,15 @@ GenerationResult greedy_generate(ProfiledModule& module, const GenerationPlan& p
   return result;
 }
 
-Json generation_json(const GenerationPlan& plan, const GenerationResult& result, int64_t max_new_tokens) {
+Json generation_json(const GenerationPlan& plan, const GenerationResult& result,
+                     int64_t max_new_tokens) {
   Json steps = Json::array();
   for (const auto& s : result.steps) {
-    steps.push_back(Json{{"phase", s.phase}, {"profile", s.profile}, {"start", s.start},
-                         {"seq", s.seq}, {"ms", s.ms}});
+    steps.push_back(Json{{"phase", s.phase},
+                         {"profile", s.profile},
+                         {"start", s.start},
+                         {"seq", s.seq},
+                         {"ms", s.ms}});
   }
   return Json{{"request", "generate"},
               {"contract", to_string(plan.contract)},
@@ -461,11 +485,14 @@ Json generation_json(const GenerationPlan& plan, const GenerationResult& result,
               {"timings", result.timings()}};
 }
 
-std::vector<std::string> generation_summary(const GenerationResult& result, const std::string& mode) {
+std::vector<std::string> generation_summary(const GenerationResult& result,
+                                            const std::string& mode) {
   const Json timings = result.timings();
   const size_t split = result.prompt_calls();
-  const std::vector<GenerationStep> prompt_steps(result.steps.begin(), result.steps.begin() + static_cast<std::ptrdiff_t>(split));
-  const std::vector<GenerationStep> decode_steps(result.steps.begin() + static_cast<std::ptrdiff_t>(split), result.steps.end());
+  const std::vector<GenerationStep> prompt_steps(
+      result.steps.begin(), result.steps.begin() + static_cast<std::ptrdiff_t>(split));
+  const std::vector<GenerationStep> decode_steps(
+      result.steps.begin() + static_cast<std::ptrdiff_t>(split), result.steps.end());
   std::vector<std::string> lines;
   std::ostringstream line;
   line << "prefill: " << result.prompt_ids.size() << " token(s) in " << prompt_steps.size()
@@ -475,9 +502,10 @@ std::vector<std::string> generation_summary(const GenerationResult& result, cons
   lines.push_back(line.str());
   if (!decode_steps.empty()) {
     line.str("");
-    line << "decode: " << decode_steps.size() << " token(s) on profile(s) " << profiles_text(decode_steps)
-         << ", " << number_or_none(timings["decode_ms_per_token"]) << " ms/token ("
-         << number_or_none(timings["decode_tokens_per_s"]) << " tokens/s, " << mode << " mode)";
+    line << "decode: " << decode_steps.size() << " token(s) on profile(s) "
+         << profiles_text(decode_steps) << ", " << number_or_none(timings["decode_ms_per_token"])
+         << " ms/token (" << number_or_none(timings["decode_tokens_per_s"]) << " tokens/s, " << mode
+         << " mode)";
     lines.push_back(line.str());
   }
   lines.push_back("stop: " + result.stop + " after " + std::to_string(result.tokens.size()) +

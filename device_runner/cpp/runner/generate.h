@@ -41,10 +41,11 @@ struct GenerationPlan {
   size_t tokens_index = 0;     ///< the input that takes token ids [1, seq]
   size_t positions_index = 0;  ///< cache_position [seq] (causal LM) or start_pos [1] (tiny LLM)
   size_t logits_index = 0;     ///< the output holding the logits
-  std::vector<size_t> cache_inputs;  ///< tiny LLM: the cache inputs; cache k comes back as output 1 + k
+  std::vector<size_t>
+      cache_inputs;  ///< tiny LLM: the cache inputs; cache k comes back as output 1 + k
   int64_t vocab_size = 0;
   std::vector<int64_t> eos_token_ids;  ///< empty for the tiny LLM (it has none)
-  int64_t prefill_low = 1;   ///< the seq extents the prefill phase's profile accepts
+  int64_t prefill_low = 1;             ///< the seq extents the prefill phase's profile accepts
   int64_t prefill_high = 1;
 };
 
@@ -78,8 +79,8 @@ struct GenerationResult {
   std::vector<int64_t> tokens;
   std::vector<GenerationStep> steps;
   std::string stop = "max_new_tokens";  ///< or "eos"
-  double first_token_s = 0.0;  ///< from the first prompt call to the first token
-  double total_s = 0.0;        ///< from the first prompt call to the last token
+  double first_token_s = 0.0;           ///< from the first prompt call to the first token
+  double total_s = 0.0;                 ///< from the first prompt call to the last token
 
   /// How many calls carried the prompt (each later call made one new token).
   size_t prompt_calls() const;
@@ -99,6 +100,7 @@ nlohmann::ordered_json generation_json(const GenerationPlan& plan, const Generat
                                        int64_t max_new_tokens);
 
 /// The summary printed on stderr in plain mode: prefill, decode, stop (one line each).
-std::vector<std::string> generation_summary(const GenerationResult& result, const std::string& mode);
+std::vector<std::string> generation_summary(const GenerationResult& result,
+                                            const std::string& mode);
 
 }  // namespace trt_edge::runner

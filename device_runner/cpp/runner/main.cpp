@@ -220,7 +220,9 @@ std::vector<int64_t> parse_prompt_ids(const std::string& text) {
       throw usage("--prompt-ids " + text + ": '" + part +
                   "' is not an integer; expected comma-separated token ids, e.g. 1,2,3");
     }
-    if (id < 0) throw usage("--prompt-ids " + text + ": " + part + " is negative; token ids are >= 0");
+    if (id < 0) {
+      throw usage("--prompt-ids " + text + ": " + part + " is negative; token ids are >= 0");
+    }
     ids.push_back(id);
   }
   if (ids.empty() || text.back() == ',') {

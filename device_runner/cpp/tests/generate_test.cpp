@@ -4,6 +4,8 @@
 // the last row of a [1, seq, vocab] output), which calls count as the prompt's, and the
 // refusals plan_generation gives from bundle.json alone. A plain program: prints each
 // failed check and exits nonzero.
+#include "generate.h"
+
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -11,8 +13,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include "generate.h"
 
 using namespace trt_edge::runner;
 
@@ -83,7 +83,9 @@ void prompt_calls_and_timings() {
   GenerationResult r;
   r.prompt_ids = std::vector<int64_t>(30, 5);
   r.tokens = {1, 2, 3};
-  r.steps = {{"prefill", 1, 0, 24, 2.0}, {"prefill", 1, 24, 6, 1.0}, {"decode", 0, 30, 1, 0.5},
+  r.steps = {{"prefill", 1, 0, 24, 2.0},
+             {"prefill", 1, 24, 6, 1.0},
+             {"decode", 0, 30, 1, 0.5},
              {"decode", 0, 31, 1, 0.25}};
   r.first_token_s = 0.004;
   r.total_s = 0.005;
@@ -171,8 +173,9 @@ void plans() {
   CHECK(has(refusal(wide_decode, {2, 3}, 2, &kind), "takes seq [2, 24], not 1"));
   Bundle plain = b;
   plain.llm.reset();
-  CHECK(has(refusal(plain, {2, 3}, 2, &kind), "no llm section, and the inputs are input_ids, "
-                                              "cache_position: generate needs a causal LM"));
+  CHECK(has(refusal(plain, {2, 3}, 2, &kind),
+            "no llm section, and the inputs are input_ids, "
+            "cache_position: generate needs a causal LM"));
   CHECK(kind == ErrorKind::kRequestRefused);
 }
 
