@@ -20,7 +20,7 @@ SHELL = Shell(
     description="Run, install and health-check trt-edge bundles on this device.",
     version=__version__,
     # Order shown in `trt-edge-device --help`; others follow alphabetically.
-    help_order=("info", "run", "install", "status", "health", "rollback", "trust"),
+    help_order=("info", "run", "generate", "install", "status", "health", "rollback", "trust"),
 )
 
 

@@ -144,6 +144,11 @@ DEVICE_CASES: dict[tuple[str, ...], Case] = {
         EXIT_BAD_INPUT,
         lambda p: "no-bundle",
     ),
+    ("generate",): Case(
+        lambda p: [str(p / "no-bundle"), "--prompt-ids", "1,2"],
+        EXIT_BAD_INPUT,
+        lambda p: "no-bundle",
+    ),
     ("install",): Case(lambda p: [str(p / "b.tar")], EXIT_BAD_INPUT, lambda p: "b.tar"),
     ("status",): Case(lambda p: ["--root", _a_file(p)], EXIT_BAD_INPUT, lambda p: "a-file"),
     ("health",): Case(

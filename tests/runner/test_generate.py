@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from trt_edge.cli.generate import generate
@@ -13,37 +11,9 @@ from trt_edge.cli.main import main as host_main
 from trt_edge.llm.errors import GenerateContractError
 from trt_edge_runner.runner import Runner
 
+from tests.runner.tiny_llm_eager import eager_greedy
+
 pytestmark = pytest.mark.slow
-
-MODEL_PY = Path(__file__).resolve().parents[2] / "examples" / "tiny_llm" / "model.py"
-
-
-def eager_module() -> Any:
-    spec = importlib.util.spec_from_file_location("tiny_llm_model_eager", MODEL_PY)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def eager_greedy(prompt: list[int], new_tokens: int) -> list[int]:
-    """The reference loop on the same weights: prefill the prompt, then one token per step."""
-    import torch
-
-    tiny = eager_module()
-    model = tiny.build_model()
-    k, v = tiny.empty_cache()
-    ids = torch.tensor([prompt], dtype=torch.int64)
-    position = 0
-    tokens: list[int] = []
-    with torch.no_grad():
-        for _ in range(new_tokens):
-            logits, k, v = model(ids, torch.tensor([position], dtype=torch.int64), k, v)
-            token = int(torch.argmax(logits[0, -1]))
-            tokens.append(token)
-            position += ids.shape[1]
-            ids = torch.tensor([[token]], dtype=torch.int64)
-    return tokens
 
 
 def test_generate_matches_eager_greedy_tokens(tiny_llm_bundle: Path) -> None:

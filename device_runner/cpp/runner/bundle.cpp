@@ -1,6 +1,7 @@
 // bundle.json → Bundle.
 #include "bundle.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -40,6 +41,130 @@ TensorSpec tensor(const json& t, const std::string& source, const std::string& p
     spec.values = std::make_pair(t.at("values")[0].get<int64_t>(), t.at("values")[1].get<int64_t>());
   }
   return spec;
+}
+
+// Typed fields of the `llm` section, each refused with its JSON path when absent or of
+// another type (a boolean is not an integer), as trt_edge_runner.bundle_format reads them.
+int64_t int_field(const json& obj, const char* key, const std::string& source,
+                  const std::string& path) {
+  const json& v = field(obj, key, source, path);
+  if (!v.is_number_integer()) bad(source, path + "." + key, "expected an integer, got " + v.dump());
+  return v.get<int64_t>();
+}
+
+std::string string_field(const json& obj, const char* key, const std::string& source,
+                         const std::string& path) {
+  const json& v = field(obj, key, source, path);
+  if (!v.is_string()) bad(source, path + "." + key, "expected a string, got " + v.dump());
+  return v.get<std::string>();
+}
+
+void require_bool(const json& obj, const char* key, const std::string& source,
+                  const std::string& path) {
+  const json& v = field(obj, key, source, path);
+  if (!v.is_boolean()) bad(source, path + "." + key, "expected true or false, got " + v.dump());
+}
+
+template <typename Spec>
+size_t index_of(const std::vector<Spec>& specs, const std::string& name) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].name == name) return i;
+  }
+  return specs.size();
+}
+
+std::string names_of(const std::vector<TensorSpec>& specs) {
+  std::string names;
+  for (const auto& s : specs) names += (names.empty() ? "'" : ", '") + s.name + "'";
+  return "[" + names + "]";
+}
+
+/// bundle.json `llm`: every field trt_edge_runner.bundle_format.LlmSection reads, with the
+/// same checks, plus what this runner relies on: the method is io.method (the one loaded)
+/// and the positions input is an integer tensor it can bounds-check.
+LlmSection llm_section(const json& section, const Bundle& b, const std::string& source) {
+  const std::string path = "llm";
+  const int64_t version = int_field(section, "version", source, path);
+  if (version != kLlmSectionVersion) {
+    bad(source, "llm.version",
+        "this runner reads llm section version " + std::to_string(kLlmSectionVersion) +
+            ", the bundle has " + std::to_string(version) +
+            "; update the runner or rebuild the bundle with a matching trt-edge");
+  }
+  LlmSection llm;
+  const json& roles = field(section, "inputs", source, path);
+  if (!roles.is_object()) bad(source, "llm.inputs", "expected an object");
+  llm.tokens_input = string_field(roles, "tokens", source, "llm.inputs");
+  llm.positions_input = string_field(roles, "positions", source, "llm.inputs");
+  llm.tokens_index = index_of(b.inputs, llm.tokens_input);
+  llm.positions_index = index_of(b.inputs, llm.positions_input);
+  if (llm.tokens_index == b.inputs.size()) {
+    bad(source, "llm.inputs.tokens",
+        "'" + llm.tokens_input + "' is not an input " + names_of(b.inputs));
+  }
+  if (llm.positions_index == b.inputs.size()) {
+    bad(source, "llm.inputs.positions",
+        "'" + llm.positions_input + "' is not an input " + names_of(b.inputs));
+  }
+  const std::string& positions_dtype = b.inputs[llm.positions_index].dtype;
+  if (positions_dtype != "int64" && positions_dtype != "int32") {
+    bad(source, "llm.inputs.positions",
+        "'" + llm.positions_input + "' is " + positions_dtype +
+            "; cache positions are int64 or int32");
+  }
+  llm.logits_output = string_field(section, "logits", source, path);
+  llm.logits_index = index_of(b.outputs, llm.logits_output);
+  if (llm.logits_index == b.outputs.size()) {
+    bad(source, "llm.logits", "'" + llm.logits_output + "' is not an output");
+  }
+  const json& eos = field(section, "eos_token_ids", source, path);
+  if (!eos.is_array()) {
+    bad(source, "llm.eos_token_ids", "expected a list of integers, got " + eos.dump());
+  }
+  for (const auto& id : eos) {
+    if (!id.is_number_integer()) {
+      bad(source, "llm.eos_token_ids", "expected a list of integers, got " + eos.dump());
+    }
+    llm.eos_token_ids.push_back(id.get<int64_t>());
+  }
+  if (section.contains("tokenizer") && !section.at("tokenizer").is_null()) {
+    const json& tokenizer = section.at("tokenizer");
+    if (!tokenizer.is_string()) {
+      bad(source, "llm.tokenizer", "expected a file name or null, got " + tokenizer.dump());
+    }
+    if (!b.files.count(tokenizer.get<std::string>())) {
+      bad(source, "llm.tokenizer", "'" + tokenizer.get<std::string>() + "' is not listed in files");
+    }
+  }
+  const json& buffers = field(section, "cache_buffers", source, path);
+  if (!buffers.is_array() ||
+      !std::all_of(buffers.begin(), buffers.end(), [](const json& x) { return x.is_string(); })) {
+    bad(source, "llm.cache_buffers", "expected a list of names, got " + buffers.dump());
+  }
+  llm.max_cache_len = int_field(section, "max_cache_len", source, path);
+  if (llm.max_cache_len < 1) {
+    bad(source, "llm.max_cache_len", "must be >= 1, got " + std::to_string(llm.max_cache_len));
+  }
+  llm.vocab_size = int_field(section, "vocab_size", source, path);
+  if (llm.vocab_size < 1) {
+    bad(source, "llm.vocab_size", "must be >= 1, got " + std::to_string(llm.vocab_size));
+  }
+  const std::string method = string_field(section, "method", source, path);
+  if (method != b.method) {
+    bad(source, "llm.method",
+        "'" + method + "' is not io.method '" + b.method + "' (the method this runner loads)");
+  }
+  for (const char* key : {"bos_token_id", "pad_token_id"}) {
+    const bool given = section.contains(key) && !section.at(key).is_null();
+    if (given && !section.at(key).is_number_integer()) {
+      bad(source, path + "." + key, "expected an integer or null, got " + section.at(key).dump());
+    }
+  }
+  require_bool(section, "adds_bos", source, path);
+  require_bool(section, "prepend_bos", source, path);
+  require_bool(section, "requires_zeroed_planned_memory", source, path);
+  string_field(section, "architecture", source, path);
+  return llm;
 }
 
 }  // namespace
@@ -126,6 +251,10 @@ Bundle read_bundle(const std::string& dir) {
       for (const auto& d : doc.at("delegates")) {
         b.delegate_backends.push_back(field(d, "backend_id", source, "delegates").get<std::string>());
       }
+    }
+    if (doc.contains("llm") && !doc.at("llm").is_null()) {
+      if (!doc.at("llm").is_object()) bad(source, "llm", "expected an object");
+      b.llm = llm_section(doc.at("llm"), b, source);
     }
     return b;
   } catch (const json::exception& e) {

@@ -38,6 +38,26 @@ struct Profile {
 /// A phase's target: a profile index, or nullopt for "auto".
 using PhaseTarget = std::optional<int64_t>;
 
+/// The version of bundle.json's `llm` section this runner reads.
+inline constexpr int64_t kLlmSectionVersion = 1;
+
+/// bundle.json `llm` (trt_edge_runner.bundle_format.LlmSection): a causal LM built by the
+/// Hugging Face recipe. The method takes `tokens_input` [1, seq] and `positions_input`
+/// [seq] (the cache slots written) and returns `logits_output` [1, vocab_size] for the last
+/// position; the KV cache lives inside the program, kept while the method stays loaded.
+/// Read strictly: a section this runner cannot honour is a bundle_format refusal.
+struct LlmSection {
+  int64_t max_cache_len = 0;
+  int64_t vocab_size = 0;
+  std::string tokens_input;
+  std::string positions_input;
+  std::string logits_output;
+  size_t tokens_index = 0;     ///< index of tokens_input in Bundle::inputs
+  size_t positions_index = 0;  ///< index of positions_input in Bundle::inputs
+  size_t logits_index = 0;     ///< index of logits_output in Bundle::outputs
+  std::vector<int64_t> eos_token_ids;
+};
+
 struct Bundle {
   std::string dir;
   std::string name;
@@ -51,6 +71,7 @@ struct Bundle {
   std::vector<std::string> delegate_backends;  ///< delegates[].backend_id: decides the mode
   std::string target_arch;  ///< target.arch ("x86_64", "aarch64"); empty: any architecture
   std::string target_id;    ///< target.id, for messages
+  std::optional<LlmSection> llm;  ///< only for causal LMs built by the Hugging Face recipe
 
   /// Bounds indexed [profile][input], as `ProfileTable.from_bundle` builds them in Python.
   ProfileTable profile_table() const;

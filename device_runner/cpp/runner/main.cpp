@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bundle.h"
+#include "generate.h"
 #include "npy.h"
 #include "profiled_module.h"
 #include "random_inputs.h"
@@ -41,7 +42,6 @@
 
 namespace {
 
-using trt_edge::OptimizationProfileGuard;
 using trt_edge::Request;
 using trt_edge::RequestKind;
 using namespace trt_edge::runner;
@@ -71,6 +71,11 @@ struct Options {
   bool version = false;
   bool load_only = false;
   bool check_values = false;
+  bool generate = false;
+  std::vector<int64_t> prompt_ids;  ///< --prompt-ids (with --generate)
+  bool prompt_given = false;
+  int64_t max_new_tokens = 16;
+  bool max_new_tokens_given = false;
 };
 
 // The ExecuTorch log sink: drops the XNNPACK CPU probe's informational lines (what
@@ -99,6 +104,8 @@ const char* kUsage =
     "                    [--outputs DIR]\n"
     "                    [--runs N] [--warmup N] [--bench N] [--json] [--progress]\n"
     "                    [--no-verify] [--ignore-policy]\n"
+    "       trt-edge-run --bundle DIR --generate --prompt-ids 1,2,3 [--max-new-tokens N]\n"
+    "                    [--json] [--progress] [--no-verify] [--ignore-policy]\n"
     "       trt-edge-run --version [--json]\n";
 
 const char* kHelp = R"(
@@ -112,6 +119,12 @@ Requests (exactly one):
                      profile's opt shape: --warmup N untimed runs (default 1), then
                      --runs N timed ones (default 3); reports median/min/max ms per phase
   --load             check and load the bundle, report its mode; execute nothing
+  --generate         greedy generation: --prompt-ids 1,2,3 (token ids; no tokenizer here)
+                     under the 'prefill' phase, in chunks when longer than its profile
+                     takes, then each new token under 'decode', until an eos id or
+                     --max-new-tokens N (default 16). A causal LM (bundle.json llm, KV
+                     cache inside the program) or the tiny-LLM contract (caches passed
+                     in and out); a request the cache cannot hold is refused first
 
 Inputs: --inputs DIR holds one <input name>.npy per input (np.save); without it,
 inputs are random, the same for the same --seed S (default 0): integer inputs drawn
@@ -130,7 +143,12 @@ executions after a warm-up, next to a raw Module::execute on the same inputs.
    --phases: "seed", "warmup", "runs", "phases": [{"phase", "request", "profile",
      "profile_name", "outcome", "inputs", "outputs", "first_ms", "median_ms",
      "min_ms", "max_ms", "runs_ms"}]
-   --load: "phases": {phase: index or "auto"}, "profiles": [name, ...]}
+   --load: "phases": {phase: index or "auto"}, "profiles": [name, ...]
+   --generate: "request": "generate", "contract": "causal_lm"|"tiny_llm",
+     "prompt_ids", "max_new_tokens", "tokens", "stop": "eos"|"max_new_tokens",
+     "steps": [{"phase", "profile", "start", "seq", "ms"}], "timings":
+     {"prefill_ms", "time_to_first_token_ms", "decode_ms_per_token",
+     "decode_tokens_per_s", "tokens_per_s", "total_ms"} (as trt-edge generate --json)}
   {"interface": 1, "ok": false, "runner": {...}, "error": {"kind", "exit_code",
    "message", and when known "file", "input", "phase", "problems": [{"kind",
    "path", "detail"}]}}
@@ -186,6 +204,49 @@ std::vector<std::string> split_phases(const std::string& text) {
   return names;
 }
 
+/// --prompt-ids 1,2,3: comma-separated non-negative integers, at least one.
+std::vector<int64_t> parse_prompt_ids(const std::string& text) {
+  std::vector<int64_t> ids;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    if (part.empty()) {
+      throw usage("--prompt-ids " + text + ": expected comma-separated integers, e.g. 1,2,3");
+    }
+    int64_t id = 0;
+    try {
+      id = parse_int(part, "--prompt-ids");
+    } catch (const RunnerError&) {
+      throw usage("--prompt-ids " + text + ": '" + part +
+                  "' is not an integer; expected comma-separated token ids, e.g. 1,2,3");
+    }
+    if (id < 0) {
+      throw usage("--prompt-ids " + text + ": " + part + " is negative; token ids are >= 0");
+    }
+    ids.push_back(id);
+  }
+  if (ids.empty() || text.back() == ',') {
+    throw usage("--prompt-ids " + (text.empty() ? std::string("''") : text) +
+                ": expected comma-separated token ids, e.g. 1,2,3");
+  }
+  return ids;
+}
+
+/// --generate runs its own phases on inputs it makes: it takes no other request and none
+/// of the single-request flags; it needs --prompt-ids.
+void check_generate_flags(const Options& o, int requests, bool warmup_given) {
+  if (requests > 0) {
+    throw usage("--generate runs the prompt under 'prefill' and each new token under 'decode' "
+                "itself: it takes no --phase, --profile, --auto, --phases or --load");
+  }
+  if (!o.inputs.empty() || !o.outputs.empty() || o.bench > 0 || !o.dims.empty() ||
+      o.check_values || o.runs_given || warmup_given) {
+    throw usage("--generate makes its own inputs from --prompt-ids: it takes no --inputs, "
+                "--outputs, --dims, --check-values, --bench, --runs or --warmup");
+  }
+  if (!o.prompt_given) throw usage("--generate needs --prompt-ids 1,2,3 (the prompt's token ids)");
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   int requests = 0;
@@ -213,6 +274,15 @@ Options parse(int argc, char** argv) {
     } else if (a == "--load") {
       o.load_only = true;
       ++requests;
+    } else if (a == "--generate") {
+      o.generate = true;
+    } else if (a == "--prompt-ids") {
+      o.prompt_ids = parse_prompt_ids(next());
+      o.prompt_given = true;
+    } else if (a == "--max-new-tokens") {
+      o.max_new_tokens = parse_int_in(next(), "--max-new-tokens", 1,
+                                      std::numeric_limits<int32_t>::max(), "tokens to generate");
+      o.max_new_tokens_given = true;
     } else if (a == "--check-values") {
       o.check_values = true;
     } else if (a == "--dims") {
@@ -267,6 +337,13 @@ Options parse(int argc, char** argv) {
   }
   if (o.version) return o;
   if (o.bundle.empty()) throw usage("--bundle is required");
+  if (o.generate) {
+    check_generate_flags(o, requests, warmup_given);
+    return o;
+  }
+  if (o.prompt_given || o.max_new_tokens_given) {
+    throw usage("--prompt-ids and --max-new-tokens go with --generate");
+  }
   if (requests != 1) {
     throw usage("pass exactly one of --phase, --profile, --auto, --phases, --load");
   }
@@ -408,17 +485,6 @@ Json tensors_json(const std::vector<TensorSpec>& specs, const std::vector<Array>
                        {"dtype", arrays[i].dtype}});
   }
   return out;
-}
-
-/// Runs `body` under the guard an application would write for `request`.
-template <typename Body>
-auto guarded(const Request& request, Body&& body) {
-  if (request.kind == RequestKind::kAuto) {
-    auto guard = OptimizationProfileGuard::automatic();
-    return body();
-  }
-  OptimizationProfileGuard guard(request.index);
-  return body();
 }
 
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
@@ -632,6 +698,23 @@ int report_load(const Options& o, const ProfiledModule& module) {
   return 0;
 }
 
+/// --generate: greedy generation over the loaded module (generate.h), then its document.
+int run_generate(const Options& o, ProfiledModule& module, const GenerationPlan& plan) {
+  const GenerationResult result = greedy_generate(module, plan, o.prompt_ids, o.max_new_tokens);
+  if (o.json) {
+    Json doc = document_head(true);
+    doc.update(bundle_json(module, o));
+    doc.update(generation_json(plan, result, o.max_new_tokens));
+    std::cout << dumped(doc) << "\n";
+    return 0;
+  }
+  std::cout << "tokens: ";
+  for (size_t i = 0; i < result.tokens.size(); ++i) std::cout << (i ? "," : "") << result.tokens[i];
+  std::cout << "\n";
+  for (const auto& line : generation_summary(result, module.mode())) std::cerr << line << "\n";
+  return 0;
+}
+
 int print_version(const Options& o) {
   const Json facts = runner_facts();
   if (o.json) {
@@ -651,6 +734,10 @@ int run(const Options& o) {
   print_progress(o.progress);
   enter_stage("reading bundle.json");
   Bundle bundle = read_bundle(o.bundle);
+  // A generation request the bundle cannot serve is refused before any other work.
+  const std::optional<GenerationPlan> plan =
+      o.generate ? std::optional(plan_generation(bundle, o.prompt_ids, o.max_new_tokens))
+                 : std::nullopt;
   if (o.verify) {
     enter_stage("checking the bundle's files");
     verify_files(bundle);
@@ -659,6 +746,7 @@ int run(const Options& o) {
   enter_stage("loading model.pte");
   ProfiledModule module(std::move(bundle), o.honour_policy);
   if (o.load_only) return report_load(o, module);
+  if (plan) return run_generate(o, module, *plan);
   return o.phases ? run_phases(o, module) : run_one(o, module);
 }
 
@@ -683,7 +771,8 @@ void print_error_json(const RunnerError& e) {
 int fail(const RunnerError& e, bool json) {
   if (json) print_error_json(e);
   std::cerr << "trt-edge-run: error: " << e.what() << "\n";
-  if (e.kind() == ErrorKind::kUsage) std::cerr << kUsage;
+  // The synopsis helps a person at a terminal; with --json a parent reads the document.
+  if (e.kind() == ErrorKind::kUsage && !json) std::cerr << kUsage;
   return e.exit_code();
 }
 

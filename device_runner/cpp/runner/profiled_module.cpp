@@ -6,6 +6,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "cache_bounds.h"
 #include "dtypes.h"
 
 namespace trt_edge::runner {
@@ -212,6 +213,7 @@ RunResult ProfiledModule::execute(const std::vector<Array>& inputs) {
     }
     dims.push_back(dims_of(inputs[i]));
   }
+  if (bundle_.llm) check_cache_positions(*bundle_.llm, inputs[bundle_.llm->positions_index]);
   const Request request = decision_.profile0_only ? Request::default_request() : current_request();
 
   std::lock_guard<std::mutex> lock(mutex_);

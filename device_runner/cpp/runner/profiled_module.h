@@ -50,7 +50,8 @@ class ProfiledModule {
   Request request_for_phase(const std::string& phase) const;
 
   /// Select, validate, execute under current_request(); RunnerError before anything runs
-  /// for a pin the bundle cannot honour or a shape no profile accepts.
+  /// for a pin the bundle cannot honour, a shape no profile accepts, or (a causal LM,
+  /// bundle.json `llm`) a cache position outside [0, max_cache_len) (cache_bounds.h).
   RunResult execute(const std::vector<Array>& inputs);
 
   /// Wall time of the last execute's own work before Module::execute: dims, select,
@@ -78,5 +79,17 @@ class ProfiledModule {
   double last_copy_us_ = 0.0;
   std::mutex mutex_;  // Module is not reentrant and auto is sticky: one execution at a time.
 };
+
+/// Runs `body` under the guard an application writes for `request` (a pin or auto): the
+/// guard records the request for this thread; ProfiledModule::execute resolves it.
+template <typename Body>
+auto guarded(const Request& request, Body&& body) {
+  if (request.kind == RequestKind::kAuto) {
+    auto guard = OptimizationProfileGuard::automatic();
+    return body();
+  }
+  OptimizationProfileGuard guard(request.index);
+  return body();
+}
 
 }  // namespace trt_edge::runner

@@ -61,6 +61,57 @@ class PhaseRun:
     outputs: tuple[dict[str, Any], ...]
 
 
+@dataclass(frozen=True)
+class GenerationStep:
+    """One execution of a `--generate` run: the phase and profile, the positions it wrote."""
+
+    phase: str
+    profile: int
+    start: int
+    seq: int
+    ms: float
+
+
+@dataclass(frozen=True)
+class GenerationRun:
+    """A `--generate` document: the same fields `trt-edge generate --json` prints for ids
+    (`prompt_ids`, `tokens`, `stop`, `steps`, `timings`), so one reader serves both."""
+
+    contract: str  # "causal_lm" (bundle.json llm) or "tiny_llm" (caches passed in and out)
+    prompt_ids: tuple[int, ...]
+    max_new_tokens: int
+    tokens: tuple[int, ...]
+    stop: str  # "eos" or "max_new_tokens"
+    steps: tuple[GenerationStep, ...]
+    timings: dict[str, float | None]  # prefill_ms, time_to_first_token_ms, decode_ms_per_token,
+    # decode_tokens_per_s, tokens_per_s, total_ms
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> GenerationRun:
+        """KeyError, TypeError or ValueError when a field is missing or of another type."""
+        timings = doc["timings"]
+        if not isinstance(timings, dict):
+            raise TypeError("timings is not an object")
+        return cls(
+            contract=str(doc["contract"]),
+            prompt_ids=tuple(int(t) for t in doc["prompt_ids"]),
+            max_new_tokens=int(doc["max_new_tokens"]),
+            tokens=tuple(int(t) for t in doc["tokens"]),
+            stop=str(doc["stop"]),
+            steps=tuple(
+                GenerationStep(
+                    phase=str(s["phase"]),
+                    profile=int(s["profile"]),
+                    start=int(s["start"]),
+                    seq=int(s["seq"]),
+                    ms=float(s["ms"]),
+                )
+                for s in doc["steps"]
+            ),
+            timings={str(k): None if v is None else float(v) for k, v in timings.items()},
+        )
+
+
 def elf_arch(path: Path) -> str | None:
     """The architecture an ELF binary was built for, or None if it is not one."""
     try:
@@ -279,6 +330,28 @@ class RunnerProcess:
         except (KeyError, TypeError, ValueError) as exc:
             raise self._broken(f"its --phases document lacks a field ({exc})") from None
         return doc, phases
+
+    def generate(
+        self,
+        bundle_dir: Path,
+        prompt_ids: Sequence[int],
+        max_new_tokens: int,
+        *,
+        verify: bool = True,
+        env: Mapping[str, str] | None = None,
+    ) -> tuple[dict[str, Any], GenerationRun]:
+        """Greedy generation (`--generate`): the prompt under the bundle's prefill phase, each
+        new token under decode. The document and its typed reading."""
+        args = ["--bundle", str(bundle_dir), "--generate"]
+        args += ["--prompt-ids", ",".join(str(t) for t in prompt_ids)]
+        args += ["--max-new-tokens", str(max_new_tokens)]
+        if not verify:
+            args.append("--no-verify")
+        doc = self.run_json(args, what=f"generating with {bundle_dir}", env=env)
+        try:
+            return doc, GenerationRun.from_document(doc)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise self._broken(f"its --generate document lacks a field ({exc})") from None
 
     def load(self, bundle_dir: Path) -> dict[str, Any]:
         """Check and load the bundle (`--load`), executing nothing: its mode, phases, profiles."""

@@ -1,0 +1,199 @@
+// Unit tests for the pure parts of trt-edge-run --generate (runner/generate.h): how a
+// prompt is split into calls (the shared vectors tests/vectors/prefill_chunks.json, which
+// the Python prefill_chunks passes too), greedy argmax (ties to the lowest id, NaN first,
+// the last row of a [1, seq, vocab] output), which calls count as the prompt's, and the
+// refusals plan_generation gives from bundle.json alone. A plain program: prints each
+// failed check and exits nonzero.
+#include "generate.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+using namespace trt_edge::runner;
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string& what, int line) {
+  if (!ok) {
+    ++failures;
+    std::printf("FAIL line %d: %s\n", line, what.c_str());
+  }
+}
+#define CHECK(cond) check((cond), #cond, __LINE__)
+
+Array floats(std::vector<int64_t> shape, const std::vector<float>& values) {
+  Array a;
+  a.dtype = "float32";
+  a.shape = std::move(shape);
+  a.data.resize(values.size() * sizeof(float));
+  std::memcpy(a.data.data(), values.data(), a.data.size());
+  return a;
+}
+
+int chunk_vectors(const char* path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::printf("cannot read %s\n", path);
+    return 2;
+  }
+  const auto doc = nlohmann::json::parse(in);
+  int passed = 0;
+  for (const auto& c : doc.at("cases")) {
+    const auto got = prefill_chunks(c.at("length").get<int64_t>(), c.at("low").get<int64_t>(),
+                                    c.at("high").get<int64_t>());
+    const auto want = c.at("expect").get<std::vector<int64_t>>();
+    check(got == want, "prefill_chunks case " + c.at("name").get<std::string>(), __LINE__);
+    passed += got == want;
+  }
+  std::printf("prefill_chunks: %d of %zu vectors passed\n", passed, doc.at("cases").size());
+  return 0;
+}
+
+void argmax_rules() {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK(argmax_last_row(floats({1, 4}, {0.5f, 2.0f, -1.0f, 1.0f})) == 1);
+  // Ties go to the lowest id, as numpy's argmax (and so the Python generate) does.
+  CHECK(argmax_last_row(floats({1, 5}, {1.0f, 3.0f, 0.0f, 3.0f, 3.0f})) == 1);
+  CHECK(argmax_last_row(floats({1, 3}, {7.0f, 7.0f, 7.0f})) == 0);
+  // numpy's argmax returns the first NaN.
+  CHECK(argmax_last_row(floats({1, 4}, {1.0f, nan, 9.0f, nan})) == 1);
+  CHECK(argmax_last_row(floats({1, 2}, {nan, 9.0f})) == 0);
+  // [1, seq, vocab] (the tiny-LLM contract): the last position's row only.
+  CHECK(argmax_last_row(floats({1, 2, 3}, {9.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f})) == 2);
+  CHECK(argmax_last_row(floats({1, 3}, {-5.0f, -4.0f, -6.0f})) == 1);
+  bool refused = false;
+  try {
+    Array ints = floats({1, 2}, {0.0f, 1.0f});
+    ints.dtype = "int32";
+    argmax_last_row(ints);
+  } catch (const RunnerError& e) {
+    refused = e.kind() == ErrorKind::kExecutionFailed;
+  }
+  CHECK(refused);
+}
+
+void prompt_calls_and_timings() {
+  GenerationResult r;
+  r.prompt_ids = std::vector<int64_t>(30, 5);
+  r.tokens = {1, 2, 3};
+  r.steps = {{"prefill", 1, 0, 24, 2.0},
+             {"prefill", 1, 24, 6, 1.0},
+             {"decode", 0, 30, 1, 0.5},
+             {"decode", 0, 31, 1, 0.25}};
+  r.first_token_s = 0.004;
+  r.total_s = 0.005;
+  CHECK(r.prompt_calls() == 2);
+  const auto t = r.timings();
+  CHECK(t["prefill_ms"].get<double>() == 3.0);
+  CHECK(t["time_to_first_token_ms"].get<double>() == 4.0);
+  CHECK(t["decode_ms_per_token"].get<double>() == 0.375);
+  CHECK(t["decode_tokens_per_s"].get<double>() == 2666.67);
+  CHECK(t["tokens_per_s"].get<double>() == 600.0);
+  // A one-token prompt below the prefill min ran as a decode call: still the prompt's.
+  GenerationResult one;
+  one.prompt_ids = {9};
+  one.tokens = {4};
+  one.steps = {{"decode", 0, 0, 1, 1.0}};
+  CHECK(one.prompt_calls() == 1);
+  CHECK(one.timings()["decode_ms_per_token"].is_null());
+  CHECK(one.timings()["prefill_ms"].get<double>() == 0.0);
+}
+
+/// A causal-LM bundle as bundle.json would describe the test minis (no file behind it).
+Bundle causal_lm() {
+  Bundle b;
+  b.dir = "mini";
+  b.method = "forward";
+  b.inputs = {TensorSpec{"input_ids", "int64", {int64_t{1}, std::string("seq")}, std::nullopt},
+              TensorSpec{"cache_position", "int64", {std::string("seq")}, std::nullopt}};
+  b.outputs = {TensorSpec{"output_0", "float32", {int64_t{1}, int64_t{512}}, std::nullopt}};
+  b.profiles = {Profile{"decode", {{"seq", DimRange{1, 1, 1}}}},
+                Profile{"prefill", {{"seq", DimRange{2, 8, 24}}}}};
+  b.phases = {{"decode", 0}, {"prefill", 1}};
+  LlmSection llm;
+  llm.max_cache_len = 48;
+  llm.vocab_size = 512;
+  llm.tokens_input = "input_ids";
+  llm.positions_input = "cache_position";
+  llm.logits_output = "output_0";
+  llm.positions_index = 1;
+  llm.eos_token_ids = {1};
+  b.llm = llm;
+  return b;
+}
+
+std::string refusal(const Bundle& b, const std::vector<int64_t>& prompt, int64_t new_tokens,
+                    ErrorKind* kind) {
+  try {
+    plan_generation(b, prompt, new_tokens);
+  } catch (const RunnerError& e) {
+    *kind = e.kind();
+    return e.what();
+  }
+  *kind = ErrorKind::kInternal;
+  return "";
+}
+
+bool has(const std::string& text, const std::string& part) {
+  const bool found = text.find(part) != std::string::npos;
+  if (!found) std::printf("  not in: %s\n  wanted: %s\n", text.c_str(), part.c_str());
+  return found;
+}
+
+void plans() {
+  const Bundle b = causal_lm();
+  const GenerationPlan plan = plan_generation(b, {2, 3, 4}, 46);  // 3 + 46 - 1 == 48 slots
+  CHECK(plan.contract == GenerationContract::kCausalLm);
+  CHECK(plan.prefill_low == 2 && plan.prefill_high == 24);
+  CHECK(plan.eos_token_ids == std::vector<int64_t>{1});
+  ErrorKind kind;
+  CHECK(has(refusal(b, {2, 3, 4}, 47, &kind),
+            "the prompt (3 tokens) and --max-new-tokens 47 need 49 cache positions; the "
+            "bundle's KV cache holds 48 (llm.max_cache_len)"));
+  CHECK(kind == ErrorKind::kRequestRefused);
+  CHECK(has(refusal(b, {2, 512}, 2, &kind), "--prompt-ids: 512 outside the vocabulary [0, 512)"));
+  CHECK(kind == ErrorKind::kUsage);
+  Bundle no_decode = b;
+  no_decode.phases.erase("decode");
+  CHECK(has(refusal(no_decode, {2, 3}, 2, &kind), "runtime.phases lacks decode (it has prefill)"));
+  CHECK(kind == ErrorKind::kRequestRefused);
+  Bundle auto_prefill = b;
+  auto_prefill.phases["prefill"] = std::nullopt;  // auto: the union of every profile's seq
+  const GenerationPlan any = plan_generation(auto_prefill, {2, 3}, 2);
+  CHECK(any.prefill_low == 1 && any.prefill_high == 24);
+  Bundle wide_decode = b;
+  wide_decode.phases["decode"] = 1;  // a decode profile that does not take one token
+  CHECK(has(refusal(wide_decode, {2, 3}, 2, &kind), "takes seq [2, 24], not 1"));
+  Bundle plain = b;
+  plain.llm.reset();
+  CHECK(has(refusal(plain, {2, 3}, 2, &kind),
+            "no llm section, and the inputs are input_ids, "
+            "cache_position: generate needs a causal LM"));
+  CHECK(kind == ErrorKind::kRequestRefused);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::printf("usage: %s tests/vectors/prefill_chunks.json\n", argv[0]);
+    return 2;
+  }
+  if (const int code = chunk_vectors(argv[1])) return code;
+  argmax_rules();
+  prompt_calls_and_timings();
+  plans();
+  if (failures) {
+    std::printf("%d check(s) failed\n", failures);
+    return 1;
+  }
+  std::printf("all generate checks passed\n");
+  return 0;
+}

@@ -1,0 +1,119 @@
+"""`trt-edge-device generate BUNDLE --prompt-ids 1,2,3 [--max-new-tokens N] [--json]`.
+
+Greedy generation on the device, through the C++ runner (`trt-edge-run --generate`, a child
+process found like `run`'s: `--runner`, `$TRT_EDGE_RUNNER`, device.json `runner`, PATH): the
+prompt runs under the bundle's `prefill` phase (in chunks when longer than its profile), each
+new token under `decode`, until an eos id or `--max-new-tokens`. Token ids only: a device has
+no `tokenizers` library, so text in and out is the host's `trt-edge generate --prompt`. A
+causal LM (bundle.json `llm`) or the tiny-LLM contract; `--json` prints the same fields as
+`trt-edge generate --json` (`prompt_ids`, `tokens`, `stop`, `steps`, `timings`). Standard
+library only on this side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from trt_edge_runner.cli_args import (
+    add_bundle_argument,
+    add_json_argument,
+    add_verbose_argument,
+    at_least,
+    require_dir,
+)
+from trt_edge_runner.cli_shell import Command
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from trt_edge_runner.agent.config import add_config_argument
+
+    add_bundle_argument(parser, help="bundle directory (holds bundle.json and model.pte)")
+    parser.add_argument(
+        "--prompt-ids", required=True, help="comma-separated token ids, e.g. 1,2,3 (no text)"
+    )
+    parser.add_argument(
+        "--max-new-tokens", type=at_least(1, "--max-new-tokens"), default=16, help="tokens to make"
+    )
+    parser.add_argument(
+        "--no-verify", action="store_true", help="skip the sha256/size check of bundle files"
+    )
+    parser.add_argument(
+        "--runner", type=Path, default=None, metavar="PATH", help="the trt-edge-run binary"
+    )
+    add_config_argument(parser)
+    add_json_argument(parser)
+    add_verbose_argument(parser)
+
+
+def parse_prompt_ids(text: str) -> list[int]:
+    """`"1,2,3"` → `[1, 2, 3]`; InputSpecError naming the flag and the value otherwise."""
+    from trt_edge_runner.errors import InputSpecError
+
+    parts = text.split(",")
+    if not text.strip() or any(not p.strip().isdigit() for p in parts):
+        raise InputSpecError(
+            f"--prompt-ids {text!r}: expected comma-separated token ids (integers >= 0), e.g. 1,2,3"
+        )
+    return [int(p) for p in parts]
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from trt_edge_runner.agent.smoke import open_runner
+
+    require_dir(args.bundle, "bundle directory")
+    prompt = parse_prompt_ids(args.prompt_ids)
+    runner = open_runner(args, probe=False)
+    env = {"TRT_EDGE_RUNTIME_LOGS": "1"} if args.verbose else None
+    doc, generation = runner.generate(
+        args.bundle, prompt, args.max_new_tokens, verify=not args.no_verify, env=env
+    )
+    if args.json:
+        report: dict[str, Any] = {
+            "bundle": str(args.bundle),
+            "model": f"{doc['model']['name']} {doc['model']['version']}",
+            "engine": "cpp",
+            "runner": str(runner.path),
+            "mode": doc["mode"],
+            "contract": generation.contract,
+            "prompt_ids": list(generation.prompt_ids),
+            "tokens": list(generation.tokens),
+            "stop": generation.stop,
+            "steps": doc["steps"],
+            "timings": generation.timings,
+        }
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"tokens: {','.join(str(t) for t in generation.tokens)}")
+    timings = generation.timings
+    prompt_calls = [s for s in generation.steps if s.start < len(generation.prompt_ids)]
+    decode = generation.steps[len(prompt_calls) :]
+    lines = [
+        f"prefill: {len(prompt)} token(s) in {len(prompt_calls)} call(s) on profile(s) "
+        f"{sorted({s.profile for s in prompt_calls})}, {timings['prefill_ms']} ms (first token "
+        f"after {timings['time_to_first_token_ms']} ms)"
+    ]
+    if decode:
+        lines.append(
+            f"decode: {len(decode)} token(s) on profile(s) {sorted({s.profile for s in decode})}"
+            f", {timings['decode_ms_per_token']} ms/token ({timings['decode_tokens_per_s']} "
+            f"tokens/s, {doc['mode']} mode)"
+        )
+    lines.append(f"stop: {generation.stop} after {len(generation.tokens)} new token(s)")
+    for line in lines:
+        print(line, file=sys.stderr)
+    return 0
+
+
+COMMAND = Command(
+    "greedy generation with a prefill/decode bundle in the C++ runner (token ids in and out)",
+    description="Generate greedily with the C++ runner trt-edge-run: the prompt under the "
+    "bundle's prefill phase, each new token under decode, until an eos id or "
+    "--max-new-tokens. Token ids only (the device has no tokenizer library).",
+    add_arguments=add_arguments,
+    run=run,
+)
