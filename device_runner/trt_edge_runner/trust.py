@@ -61,6 +61,7 @@ from trt_edge_runner.signature import (
     PUBLIC_KEY_SUFFIX,
     DetachedSignature,
     SignatureError,
+    check_signature,
     key_id,
     load_public_key,
 )
@@ -453,36 +454,20 @@ class TrustStore:
 
     def verify_bundle(self, document: bytes, signature: DetachedSignature, source: str) -> None:
         """Refuse `document` (bundle.json bytes) unless a key trusted now signed it."""
-        from cryptography.exceptions import InvalidSignature
-
-        public_key = self.signing_key(signature.key_id, source)
-        try:
-            public_key.verify(signature.signature, document)
-        except InvalidSignature:
-            raise SignatureError(
-                f"{source}: signature does not match its content "
-                "(bundle.json changed after signing, or bundle.sig is corrupt)"
-            ) from None
+        check_signature(self.signing_key(signature.key_id, source), signature, document, source)
 
     def verify_installed(self, document: bytes, signature: DetachedSignature, source: str) -> None:
         """Refuse to go back to an installed bundle (rollback) whose key is revoked or no longer
         known here, or whose signature does not verify. A retired or expired key is fine: the
         bundle was accepted while the key was valid, and neither means it was compromised."""
-        from cryptography.exceptions import InvalidSignature
-
         status = self.status(signature.key_id)
         if status.state in (KeyState.REVOKED, KeyState.UNKNOWN):
             raise TrustError(
                 f"{source}: signed by key {signature.key_id}, which {status.reason}",
                 hint="install a bundle signed by a trusted key instead",
             )
-        try:
-            self.keys[signature.key_id].public_key.verify(signature.signature, document)
-        except InvalidSignature:
-            raise SignatureError(
-                f"{source}: signature does not match its content "
-                "(bundle.json changed after installing, or bundle.sig is corrupt)"
-            ) from None
+        public_key = self.keys[signature.key_id].public_key
+        check_signature(public_key, signature, document, source, since="installing")
 
     def _trusted_signer(self, envelope: Envelope, source: str, what: str) -> str:
         """The id of a trusted key whose signature on `envelope` verifies, else TrustError."""
