@@ -138,6 +138,15 @@ def signing_input(signed: Mapping[str, Any]) -> bytes:
     return TRUST_DOMAIN + canonical_json(signed)
 
 
+def _error_at(source: str) -> Callable[[str], TrustError]:
+    """The `fail` of a trust document's checks: a TrustError that starts with `source`."""
+
+    def fail(message: str) -> TrustError:
+        return TrustError(f"{source}: {message}")
+
+    return fail
+
+
 # ---- the envelope -------------------------------------------------------------------
 @dataclass(frozen=True)
 class Envelope:
@@ -184,9 +193,7 @@ class Envelope:
 
     @classmethod
     def from_dict(cls, doc: Any, source: str) -> Envelope:
-        def fail(message: str) -> TrustError:
-            return TrustError(f"{source}: {message}")
-
+        fail = _error_at(source)
         if not isinstance(doc, dict) or set(doc) != {"signed", "signatures"}:
             raise fail('a trust document is {"signed": {...}, "signatures": [...]}')
         signed, raw_signatures = doc["signed"], doc["signatures"]
@@ -231,7 +238,9 @@ def _field(signed: Mapping[str, Any], name: str, kind: type, source: str) -> Any
     return value
 
 
-def _check_header(envelope: Envelope, kind: str, source: str) -> None:
+def _signed_content(envelope: Envelope, kind: str, source: str) -> dict[str, Any]:
+    """The signed content of `envelope`, once its header says it is a `kind` document of
+    the spec this agent reads."""
     if envelope.kind != kind:
         raise TrustError(f"{source}: signed.type is {envelope.kind!r}, expected {kind!r}")
     spec = envelope.signed.get("spec")
@@ -240,6 +249,7 @@ def _check_header(envelope: Envelope, kind: str, source: str) -> None:
             f"{source}: signed.spec {spec!r}: this agent reads trust documents of spec "
             f"{TRUST_SPEC}; update trt-edge-runner"
         )
+    return envelope.signed
 
 
 @dataclass(frozen=True)
@@ -256,12 +266,8 @@ class Rotation:
 
     @classmethod
     def parse(cls, envelope: Envelope, source: str) -> Rotation:
-        _check_header(envelope, ROTATION_TYPE, source)
-        signed = envelope.signed
-
-        def fail(message: str) -> TrustError:
-            return TrustError(f"{source}: {message}")
-
+        signed = _signed_content(envelope, ROTATION_TYPE, source)
+        fail = _error_at(source)
         old = check_key_id(signed.get("old_key_id"), "signed.old_key_id", fail)
         new_key = _field(signed, "new_key", dict, source)
         new = check_key_id(new_key.get("key_id"), "signed.new_key.key_id", fail)
@@ -302,12 +308,8 @@ class RevocationList:
 
     @classmethod
     def parse(cls, envelope: Envelope, source: str) -> RevocationList:
-        _check_header(envelope, REVOCATIONS_TYPE, source)
-        signed = envelope.signed
-
-        def fail(message: str) -> TrustError:
-            return TrustError(f"{source}: {message}")
-
+        signed = _signed_content(envelope, REVOCATIONS_TYPE, source)
+        fail = _error_at(source)
         version = _field(signed, "version", int, source)
         if version < 1:
             raise fail(f"signed.version: must be at least 1, got {version}")
