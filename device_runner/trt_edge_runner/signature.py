@@ -39,7 +39,7 @@ from trt_edge_runner.bundle_integrity import (
     verify_directory,
 )
 from trt_edge_runner.errors import BundleFormatMismatchError, TrtEdgeError
-from trt_edge_runner.json_documents import parse_json_object
+from trt_edge_runner.json_documents import parse_json_object, read_file_bytes
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -120,10 +120,7 @@ def load_pem_key(
     One reader for both halves of a key pair: the device's trusted `.pub` files
     (SignatureError) and the host's signing `.key` (SigningError, exit 2).
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise error(f"{path}: cannot read {what}: {exc.strerror}") from None
+    data = read_file_bytes(path, what, error)
     try:
         key = load(data)
     except (ValueError, TypeError):

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from trt_edge_runner.bundle_format import canonical_json
 from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
-from trt_edge_runner.json_documents import parse_json_object
+from trt_edge_runner.json_documents import parse_json_object, read_file_bytes
 from trt_edge_runner.signature import (
     KEY_ID_PATTERN,
     PUBLIC_KEY_SUFFIX,
@@ -351,12 +351,7 @@ def load_local_policy(keys_dir: Path) -> LocalPolicy:
     path = keys_dir / LOCAL_POLICY
     if not path.is_file():
         return LocalPolicy({}, {})
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TrustConfigError(
-            f"{path}: cannot read the local key policy: {exc.strerror}"
-        ) from None
+    data = read_file_bytes(path, "the local key policy", TrustConfigError)
 
     def fail(message: str) -> TrustConfigError:
         return TrustConfigError(f"{path}: {message}")
