@@ -1,4 +1,5 @@
-"""Small JSON documents (a signature, device settings) parsed with errors that say where.
+"""Small documents (a signature, device settings, a key, a plan) read and parsed with
+errors that say where.
 
 Standard library only: this module ships to devices.
 """
@@ -7,7 +8,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+
+def read_file_bytes(path: Path, what: str, error: Callable[[str], Exception]) -> bytes:
+    """The bytes of `path`, else `error(message)` naming the file, `what` it is and the
+    system's reason (`…/keys.json: cannot read the local key policy: Permission denied`)."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise error(f"{path}: cannot read {what}: {exc.strerror}") from None
 
 
 def parse_json_object(

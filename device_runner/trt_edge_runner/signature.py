@@ -39,7 +39,7 @@ from trt_edge_runner.bundle_integrity import (
     verify_directory,
 )
 from trt_edge_runner.errors import BundleFormatMismatchError, TrtEdgeError
-from trt_edge_runner.json_documents import parse_json_object
+from trt_edge_runner.json_documents import parse_json_object, read_file_bytes
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -120,10 +120,7 @@ def load_pem_key(
     One reader for both halves of a key pair: the device's trusted `.pub` files
     (SignatureError) and the host's signing `.key` (SigningError, exit 2).
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise error(f"{path}: cannot read {what}: {exc.strerror}") from None
+    data = read_file_bytes(path, what, error)
     try:
         key = load(data)
     except (ValueError, TypeError):
@@ -147,25 +144,6 @@ def load_public_key(path: Path) -> Ed25519PublicKey:
         SignatureError,
     )
     return key
-
-
-def load_trusted_keys(directory: Path) -> dict[str, Ed25519PublicKey]:
-    """Every `*.pub` in `directory`, by key id. An empty or missing directory trusts nothing."""
-    if not directory.is_dir():
-        raise SignatureError(
-            f"{directory}: trusted keys directory does not exist; copy the publisher's "
-            f"{PUBLIC_KEY_SUFFIX} file there"
-        )
-    keys: dict[str, Ed25519PublicKey] = {}
-    for path in sorted(directory.glob(f"*{PUBLIC_KEY_SUFFIX}")):
-        key = load_public_key(path)
-        keys[key_id(key)] = key
-    if not keys:
-        raise SignatureError(
-            f"{directory}: no {PUBLIC_KEY_SUFFIX} files, so no bundle can be trusted; "
-            "copy the publisher's public key there"
-        )
-    return keys
 
 
 def read_canonical_manifest(bundle_dir: Path) -> tuple[bytes, BundleManifest]:
@@ -197,13 +175,12 @@ def verify_document(
     trusted: Mapping[str, Ed25519PublicKey],
     source: str,
 ) -> None:
-    """Refuse `document` (the bytes of a `bundle.json`) unless a trusted key signed it.
+    """Refuse `document` (the bytes of a `bundle.json`) unless a key of `trusted` signed it.
 
-    Split from `verify_bundle` so the device agent can check the signature of a
-    bundle still inside its `.tar`, before extracting a single byte of it.
+    The host's check (`trt-edge verify`, `sign`), against the keys it is given; a device
+    asks its trust store (`trust.TrustStore.verify_bundle`), which knows rotations,
+    expiry and revocations. Both end in `check_signature`.
     """
-    from cryptography.exceptions import InvalidSignature
-
     public_key = trusted.get(signature.key_id)
     if public_key is None:
         raise SignatureError(
@@ -211,12 +188,26 @@ def verify_document(
             f"(trusted: {', '.join(k[:16] + '…' for k in sorted(trusted)) or 'none'}); "
             "add the publisher's .pub to the trusted keys directory or re-sign the bundle"
         )
+    check_signature(public_key, signature, document, source)
+
+
+def check_signature(
+    public_key: Ed25519PublicKey,
+    signature: DetachedSignature,
+    document: bytes,
+    source: str,
+    since: str = "signing",
+) -> None:
+    """Refuse `document` unless `signature` verifies under `public_key` (the key already
+    chosen as trusted); the message says the file changed `since` signing or installing."""
+    from cryptography.exceptions import InvalidSignature
+
     try:
         public_key.verify(signature.signature, document)
     except InvalidSignature:
         raise SignatureError(
             f"{source}: signature does not match its content "
-            "(bundle.json changed after signing, or bundle.sig is corrupt)"
+            f"(bundle.json changed after {since}, or bundle.sig is corrupt)"
         ) from None
 
 

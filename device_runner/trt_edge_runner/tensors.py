@@ -19,6 +19,7 @@ from trt_edge_runner.bundle_format import BundleManifest, TensorSpec
 from trt_edge_runner.dtypes import NUMPY_DTYPES, dtype_info
 from trt_edge_runner.durable import atomic_file, unwritable
 from trt_edge_runner.errors import InputSpecError, OutputPathError
+from trt_edge_runner.npy_archive import HINT, choose_inputs, npz_read_errors
 
 if TYPE_CHECKING:
     import numpy as np
@@ -104,19 +105,8 @@ def load_npz(path: Path | str, manifest: BundleManifest) -> list[npt.NDArray[Any
     path = Path(path)
     if path.is_dir():
         return _load_npy_dir(path, manifest)
-    stored = _read_npz(path)
     names = [spec.name for spec in manifest.inputs]
-    if not any(name in stored for name in names) and all(
-        f"arr_{i}" in stored for i in range(len(names))
-    ):
-        return [stored[f"arr_{i}"] for i in range(len(names))]
-    missing = [name for name in names if name not in stored]
-    if missing:
-        raise InputSpecError(
-            f"{path}: missing input(s) {', '.join(missing)}; the bundle's inputs are "
-            f"{', '.join(names)} (keys found: {', '.join(sorted(stored)) or 'none'})"
-        )
-    return [stored[name] for name in names]
+    return list(choose_inputs(_read_npz(path), names, path).values())
 
 
 def _read_npz(path: Path) -> dict[str, npt.NDArray[Any]]:
@@ -127,25 +117,18 @@ def _read_npz(path: Path) -> dict[str, npt.NDArray[Any]]:
     takes them for a pickle), OSError for unreadable paths; and a plain `.npy`
     comes back as one array, not an archive. All are the user's input, not a bug.
     """
-    import zipfile
-
     import numpy as np
 
-    hint = "expected an .npz written by numpy.savez (keys = input names)"
-    try:
-        loaded = np.load(path, allow_pickle=False)
-        if not isinstance(loaded, np.lib.npyio.NpzFile):
-            raise InputSpecError(f"{path}: a single .npy array, not an .npz archive; {hint}")
-        with loaded as npz:
-            return {key: npz[key] for key in npz.files}
-    except FileNotFoundError:
-        raise InputSpecError(f"{path}: no such inputs file") from None
-    except EOFError:
-        raise InputSpecError(f"{path}: the inputs file is empty; {hint}") from None
-    except zipfile.BadZipFile as exc:
-        raise InputSpecError(f"{path}: not a valid .npz archive ({exc}); {hint}") from None
-    except (OSError, ValueError) as exc:
-        raise InputSpecError(f"{path}: not a readable .npz file ({exc}); {hint}") from None
+    with npz_read_errors(path, unreadable=(ValueError,)):
+        try:
+            loaded = np.load(path, allow_pickle=False)
+            if not isinstance(loaded, np.lib.npyio.NpzFile):
+                raise InputSpecError(f"{path}: a single .npy array, not an .npz archive; {HINT}")
+            with loaded as npz:
+                arrays = {key: npz[key] for key in npz.files}
+        except EOFError:
+            raise InputSpecError(f"{path}: the inputs file is empty; {HINT}") from None
+    return arrays
 
 
 def _load_npy_dir(directory: Path, manifest: BundleManifest) -> list[npt.NDArray[Any]]:

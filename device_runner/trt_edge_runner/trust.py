@@ -55,12 +55,13 @@ from typing import TYPE_CHECKING, Any
 
 from trt_edge_runner.bundle_format import canonical_json
 from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
-from trt_edge_runner.json_documents import parse_json_object
+from trt_edge_runner.json_documents import parse_json_object, read_file_bytes
 from trt_edge_runner.signature import (
     KEY_ID_PATTERN,
     PUBLIC_KEY_SUFFIX,
     DetachedSignature,
     SignatureError,
+    check_signature,
     key_id,
     load_public_key,
 )
@@ -137,6 +138,15 @@ def signing_input(signed: Mapping[str, Any]) -> bytes:
     return TRUST_DOMAIN + canonical_json(signed)
 
 
+def _error_at(source: str) -> Callable[[str], TrustError]:
+    """The `fail` of a trust document's checks: a TrustError that starts with `source`."""
+
+    def fail(message: str) -> TrustError:
+        return TrustError(f"{source}: {message}")
+
+    return fail
+
+
 # ---- the envelope -------------------------------------------------------------------
 @dataclass(frozen=True)
 class Envelope:
@@ -183,9 +193,7 @@ class Envelope:
 
     @classmethod
     def from_dict(cls, doc: Any, source: str) -> Envelope:
-        def fail(message: str) -> TrustError:
-            return TrustError(f"{source}: {message}")
-
+        fail = _error_at(source)
         if not isinstance(doc, dict) or set(doc) != {"signed", "signatures"}:
             raise fail('a trust document is {"signed": {...}, "signatures": [...]}')
         signed, raw_signatures = doc["signed"], doc["signatures"]
@@ -230,7 +238,9 @@ def _field(signed: Mapping[str, Any], name: str, kind: type, source: str) -> Any
     return value
 
 
-def _check_header(envelope: Envelope, kind: str, source: str) -> None:
+def _signed_content(envelope: Envelope, kind: str, source: str) -> dict[str, Any]:
+    """The signed content of `envelope`, once its header says it is a `kind` document of
+    the spec this agent reads."""
     if envelope.kind != kind:
         raise TrustError(f"{source}: signed.type is {envelope.kind!r}, expected {kind!r}")
     spec = envelope.signed.get("spec")
@@ -239,6 +249,7 @@ def _check_header(envelope: Envelope, kind: str, source: str) -> None:
             f"{source}: signed.spec {spec!r}: this agent reads trust documents of spec "
             f"{TRUST_SPEC}; update trt-edge-runner"
         )
+    return envelope.signed
 
 
 @dataclass(frozen=True)
@@ -255,12 +266,8 @@ class Rotation:
 
     @classmethod
     def parse(cls, envelope: Envelope, source: str) -> Rotation:
-        _check_header(envelope, ROTATION_TYPE, source)
-        signed = envelope.signed
-
-        def fail(message: str) -> TrustError:
-            return TrustError(f"{source}: {message}")
-
+        signed = _signed_content(envelope, ROTATION_TYPE, source)
+        fail = _error_at(source)
         old = check_key_id(signed.get("old_key_id"), "signed.old_key_id", fail)
         new_key = _field(signed, "new_key", dict, source)
         new = check_key_id(new_key.get("key_id"), "signed.new_key.key_id", fail)
@@ -301,12 +308,8 @@ class RevocationList:
 
     @classmethod
     def parse(cls, envelope: Envelope, source: str) -> RevocationList:
-        _check_header(envelope, REVOCATIONS_TYPE, source)
-        signed = envelope.signed
-
-        def fail(message: str) -> TrustError:
-            return TrustError(f"{source}: {message}")
-
+        signed = _signed_content(envelope, REVOCATIONS_TYPE, source)
+        fail = _error_at(source)
         version = _field(signed, "version", int, source)
         if version < 1:
             raise fail(f"signed.version: must be at least 1, got {version}")
@@ -348,12 +351,7 @@ def load_local_policy(keys_dir: Path) -> LocalPolicy:
     path = keys_dir / LOCAL_POLICY
     if not path.is_file():
         return LocalPolicy({}, {})
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TrustConfigError(
-            f"{path}: cannot read the local key policy: {exc.strerror}"
-        ) from None
+    data = read_file_bytes(path, "the local key policy", TrustConfigError)
 
     def fail(message: str) -> TrustConfigError:
         return TrustConfigError(f"{path}: {message}")
@@ -453,36 +451,20 @@ class TrustStore:
 
     def verify_bundle(self, document: bytes, signature: DetachedSignature, source: str) -> None:
         """Refuse `document` (bundle.json bytes) unless a key trusted now signed it."""
-        from cryptography.exceptions import InvalidSignature
-
-        public_key = self.signing_key(signature.key_id, source)
-        try:
-            public_key.verify(signature.signature, document)
-        except InvalidSignature:
-            raise SignatureError(
-                f"{source}: signature does not match its content "
-                "(bundle.json changed after signing, or bundle.sig is corrupt)"
-            ) from None
+        check_signature(self.signing_key(signature.key_id, source), signature, document, source)
 
     def verify_installed(self, document: bytes, signature: DetachedSignature, source: str) -> None:
         """Refuse to go back to an installed bundle (rollback) whose key is revoked or no longer
         known here, or whose signature does not verify. A retired or expired key is fine: the
         bundle was accepted while the key was valid, and neither means it was compromised."""
-        from cryptography.exceptions import InvalidSignature
-
         status = self.status(signature.key_id)
         if status.state in (KeyState.REVOKED, KeyState.UNKNOWN):
             raise TrustError(
                 f"{source}: signed by key {signature.key_id}, which {status.reason}",
                 hint="install a bundle signed by a trusted key instead",
             )
-        try:
-            self.keys[signature.key_id].public_key.verify(signature.signature, document)
-        except InvalidSignature:
-            raise SignatureError(
-                f"{source}: signature does not match its content "
-                "(bundle.json changed after installing, or bundle.sig is corrupt)"
-            ) from None
+        public_key = self.keys[signature.key_id].public_key
+        check_signature(public_key, signature, document, source, since="installing")
 
     def _trusted_signer(self, envelope: Envelope, source: str, what: str) -> str:
         """The id of a trusted key whose signature on `envelope` verifies, else TrustError."""

@@ -20,6 +20,7 @@ Standard library only: this module ships to devices.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import total_ordering
 
 from trt_edge_runner.errors import EXIT_FAILED, TrtEdgeError
@@ -43,20 +44,17 @@ class VersionError(TrtEdgeError):
 
 
 @total_ordering
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
 class Version:
-    """A parsed version; `==`/`<` follow SemVer precedence (build metadata ignored)."""
+    """A parsed version; `==`/`<` follow SemVer precedence (build metadata ignored, so the
+    comparisons and the hash are written below rather than generated from every field)."""
 
-    __slots__ = ("build", "major", "minor", "patch", "pre", "text")
-
-    def __init__(
-        self, text: str, major: int, minor: int, patch: int, pre: tuple[str, ...], build: str
-    ) -> None:
-        self.text = text
-        self.major = major
-        self.minor = minor
-        self.patch = patch
-        self.pre = pre
-        self.build = build
+    text: str
+    major: int
+    minor: int
+    patch: int
+    pre: tuple[str, ...]
+    build: str
 
     def _key(self) -> tuple[int, int, int, int, tuple[tuple[int, int, str], ...]]:
         # A release (no pre-release) sorts after every pre-release of the same triple.

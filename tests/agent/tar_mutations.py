@@ -513,12 +513,17 @@ def _fix_checksum(data: bytearray, offset: int) -> None:
     data[offset + 148 : offset + 156] = b"%06o\0 " % total
 
 
-def flip_header(rng: random.Random, data: bytes) -> bytes:
+def _pick_header(rng: random.Random, data: bytes) -> tuple[bytearray, int] | None:
+    """A mutable copy of `data` and the offset of one of its tar headers (None: it has none)."""
     headers = _headers(data)
-    if not headers:
+    return (bytearray(data), rng.choice(headers)) if headers else None
+
+
+def flip_header(rng: random.Random, data: bytes) -> bytes:
+    picked = _pick_header(rng, data)
+    if picked is None:
         return data
-    out = bytearray(data)
-    offset = rng.choice(headers)
+    out, offset = picked
     for _ in range(rng.randint(1, 4)):
         out[offset + rng.randrange(512)] = rng.randrange(256)
     if rng.random() < 0.7:
@@ -527,11 +532,10 @@ def flip_header(rng: random.Random, data: bytes) -> bytes:
 
 
 def raw_field(rng: random.Random, data: bytes) -> bytes:
-    headers = _headers(data)
-    if not headers:
+    picked = _pick_header(rng, data)
+    if picked is None:
         return data
-    out = bytearray(data)
-    offset = rng.choice(headers)
+    out, offset = picked
     field, value = rng.choice(
         [
             ((124, 136), b"77777777777\0"),  # size: 8 GiB - 1

@@ -17,6 +17,7 @@ edits files copies the directory first (`shutil.copytree(bundle, tmp_path / "b")
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Unpack
@@ -24,7 +25,9 @@ from typing import TYPE_CHECKING, Unpack
 import pytest
 
 from tests.helpers.bundles import (
+    LLM_PROFILES,
     BundleContents,
+    ProfileSpec,
     build_tiny_model,
     lower_tiny_model,
     make_signed_tar,
@@ -133,31 +136,24 @@ def agent_bundles(tmp_path_factory: pytest.TempPathFactory, tiny_pte: Path) -> B
     trusted.mkdir()
     (trusted / "publisher.pub").write_bytes(pair.public_path.read_bytes())
     key = pair.private_path
+
+    def signed(
+        folder: str,
+        version: str,
+        profiles: Sequence[ProfileSpec] = LLM_PROFILES,
+        **contents: Unpack[BundleContents],
+    ) -> Path:
+        return make_signed_tar(root / folder, tiny_pte, version, key, profiles=profiles, **contents)
+
     return Bundles(
         keys=trusted,
         key=key,
-        v1=make_signed_tar(root / "v1", tiny_pte, "1.0.0", key),
-        v2=make_signed_tar(root / "v2", tiny_pte, "2.0.0", key),
-        v2_rebuilt=make_signed_tar(
-            root / "v2-rebuilt",
-            tiny_pte,
-            "2.0.0",
-            key,
-            profiles=[("decode", 1, 1, 1), ("prefill", 2, 32, 64)],
-        ),
-        slow_to_fail=make_signed_tar(
-            root / "bad",
-            tiny_pte,
-            "3.0.0-bad",
-            key,
-            profiles=[("decode", 1, 1, 1), ("prefill", 2, 100, 128)],
-        ),
-        orin=make_signed_tar(
-            root / "orin", tiny_pte, "1.0.0-orin", key, target=fingerprint(ORIN_NANO, "tensorrt")
-        ),
-        orin_cpu=make_signed_tar(
-            root / "orin-cpu", tiny_pte, "1.0.0-orin-cpu", key, target=ORIN_NANO
-        ),
+        v1=signed("v1", "1.0.0"),
+        v2=signed("v2", "2.0.0"),
+        v2_rebuilt=signed("v2-rebuilt", "2.0.0", [("decode", 1, 1, 1), ("prefill", 2, 32, 64)]),
+        slow_to_fail=signed("bad", "3.0.0-bad", [("decode", 1, 1, 1), ("prefill", 2, 100, 128)]),
+        orin=signed("orin", "1.0.0-orin", target=fingerprint(ORIN_NANO, "tensorrt")),
+        orin_cpu=signed("orin-cpu", "1.0.0-orin-cpu", target=ORIN_NANO),
         other_key=make_signed_tar(root / "other", tiny_pte, "9.9.9", other.private_path),
         pte=tiny_pte,
         other_private=other.private_path,

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from trt_edge_runner.agent.errors import AgentConfigError, RunnerNotFound
-from trt_edge_runner.json_documents import parse_json_object
+from trt_edge_runner.json_documents import parse_json_object, read_file_bytes
 
 DEFAULT_ROOT = Path("/var/lib/trt-edge")
 DEFAULT_KEYS = Path("/etc/trt-edge/keys")
@@ -102,10 +102,7 @@ def add_config_argument(parser: argparse.ArgumentParser) -> None:
 
 def read_json_object(path: Path, what: str) -> dict[str, Any]:
     """A JSON object from `path`, or AgentConfigError naming the file and the problem."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise AgentConfigError(f"{path}: cannot read {what}: {exc.strerror}") from None
+    data = read_file_bytes(path, what, AgentConfigError)
     return parse_json_object(data, str(path), what, AgentConfigError)
 
 

@@ -32,16 +32,18 @@ def generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _required_path(parser: argparse.ArgumentParser, option: str, metavar: str, what: str) -> None:
+    """An option every run of the action needs: the key or document it reads or writes."""
+    parser.add_argument(option, required=True, type=Path, metavar=metavar, help=what)
+
+
 def add_rotate_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--current", required=True, type=Path, metavar="OLD.key", help="the key devices trust now"
-    )
-    parser.add_argument(
+    _required_path(parser, "--current", "OLD.key", "the key devices trust now")
+    _required_path(
+        parser,
         "--new",
-        required=True,
-        type=Path,
-        metavar="NEW",
-        help="name stem of the new key: NEW.key, NEW.pub and NEW.rotation.json are written",
+        "NEW",
+        "name stem of the new key: NEW.key, NEW.pub and NEW.rotation.json are written",
     )
     parser.add_argument(
         "--not-after",
@@ -83,15 +85,12 @@ def add_revoke_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "keys", metavar="KEY", nargs="+", help="key id (64 hex digits) or a .pub file"
     )
-    parser.add_argument(
-        "--key", required=True, type=Path, metavar="SIGNER.key", help="a key devices trust"
-    )
-    parser.add_argument(
+    _required_path(parser, "--key", "SIGNER.key", "a key devices trust")
+    _required_path(
+        parser,
         "--list",
-        required=True,
-        type=Path,
-        metavar="revocations.json",
-        help="the revocation list: read (if it exists) and replaced by its next version",
+        "revocations.json",
+        "the revocation list: read (if it exists) and replaced by its next version",
     )
     parser.add_argument("--reason", default="revoked", help="why (kept on every device)")
 

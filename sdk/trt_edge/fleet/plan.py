@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from trt_edge_runner.json_documents import read_file_bytes
 
 from trt_edge.fleet.errors import RolloutError
 
@@ -117,10 +118,7 @@ def load_plan(path: Path) -> RolloutPlan:
     """Read and validate `path`; RolloutError lists every problem as FILE:LINE: field: message."""
     import yaml
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RolloutError(f"{path}: cannot read rollout plan: {exc.strerror}") from None
+    text = read_file_bytes(path, "rollout plan", RolloutError).decode("utf-8")
     try:
         doc = yaml.safe_load(text)
         root = yaml.compose(text)

@@ -21,12 +21,18 @@ from trt_edge.fleet.plan import WaveSpec, parse_amount
 
 @dataclass(frozen=True)
 class Skipped:
+    """A device of the plan's groups that gets no wave: its facts are unknown or do not
+    fit the bundle's target (`reason` says which, for the rollout report)."""
+
     device: Device
     reason: str
 
 
 @dataclass(frozen=True)
 class Schedule:
+    """The waves in order, each holding only the devices it adds (a device is in one
+    wave), the skipped devices, and how many devices fit the target."""
+
     waves: tuple[tuple[Device, ...], ...]
     skipped: tuple[Skipped, ...]
     eligible: int

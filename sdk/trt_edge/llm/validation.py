@@ -25,7 +25,6 @@ it is hashed into bundle.json.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +34,15 @@ from trt_edge_runner.bundle_format import DelegateInfo
 from trt_edge.llm.generation import DECODE, PREFILL, greedy_generate, phase_seq_range, phase_target
 from trt_edge.llm.reference import eager_chain, eager_generate
 from trt_edge.manifest.resolved import ResolvedManifest
-from trt_edge.pipeline.delegates import signature_check_summary
 from trt_edge.pipeline.errors import ValidationFailedError
 from trt_edge.pipeline.plan import ExportPlan
-from trt_edge.pipeline.validate import ValidationReport, compare_arrays, probe_outside
+from trt_edge.pipeline.validate import (
+    ValidationReport,
+    compare_arrays,
+    open_staged,
+    probe_outside,
+    validation_report,
+)
 
 DECODE_STEPS = 3  # after each parity prefill
 OVERWRITE_PREFIX = 10  # tokens before the overwritten position
@@ -348,20 +352,11 @@ def validate_causal_lm(
     delegates: tuple[DelegateInfo, ...] = (),
 ) -> ValidationReport:
     """Every check above on the staged bundle; the report document and its verdict."""
-    from trt_edge_runner.errors import RunnerError
-    from trt_edge_runner.runner import Runner
-
     from trt_edge.llm.loading import load_eager
 
     source = manifest.huggingface
     assert source is not None
-    try:
-        runner = Runner.open(staged, verify_files=True)
-    except RunnerError as exc:
-        raise ValidationFailedError(
-            f"{manifest.source_path}: the device runner cannot open the built bundle: "
-            + str(exc).replace(str(staged), manifest.name)
-        ) from exc
+    runner = open_staged(staged, manifest)
     if runner.manifest.llm is None:
         raise ValidationFailedError(f"{manifest.source_path}: the bundle has no llm section")
     failures: list[str] = []
@@ -372,11 +367,7 @@ def validate_causal_lm(
     tokenizer = checks.tokenizer()
     bounds = checks.cache_bounds()
     outside = probe_outside(runner, manifest, plan, failures, str(staged))
-    doc = {
-        "model": {"name": manifest.name, "version": manifest.version},
-        "backend": backend,
-        "tolerance": {"atol": manifest.atol, "rtol": manifest.rtol},
-        "runner_mode": runner.mode,
+    sections = {
         "recipe": {
             "architecture": source.architecture,
             "max_cache_len": source.max_cache_len,
@@ -388,9 +379,5 @@ def validate_causal_lm(
         "tokenizer": tokenizer,
         "cache_bounds": bounds,
         "outside": outside,
-        "delegates": [dataclasses.asdict(d) for d in delegates],  # as in bundle.json
-        "profile_signature_check": signature_check_summary(delegates),
-        "ok": not failures,
-        "failures": failures,
     }
-    return ValidationReport(doc)
+    return validation_report(manifest, backend, runner, delegates, sections, failures)

@@ -87,6 +87,14 @@ class LoadResult:
         }
 
 
+class FieldProblem(TrtEdgeError):
+    """A manifest value that a reader the semantic checks call (the Hugging Face folder,
+    a requirement line) cannot use; `message` says what is wrong and what to do, and the
+    checks turn it into a diagnostic at that value's place in the manifest."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
 class ManifestError(TrtEdgeError):
     """A manifest with errors (exit 2, bad input); `diagnostics` holds every problem.
 

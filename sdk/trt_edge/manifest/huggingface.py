@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from trt_edge_runner.bundle_format import TensorSpec
-from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
+
+from trt_edge.manifest.diagnostics import FieldProblem
 
 # Architectures the recipe is written and tested for, with the `model_type` their
 # config.json carries. Anything else is refused at validate time, not half-built.
@@ -39,11 +40,8 @@ PICKLED_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model")
 
 
-class FolderProblem(TrtEdgeError):
-    """The folder cannot be built; `message` says what is wrong and what to do. The
-    manifest checks turn it into a located diagnostic."""
-
-    exit_code = EXIT_BAD_INPUT
+class FolderProblem(FieldProblem):
+    """The `model.huggingface` folder cannot be built."""
 
 
 @dataclass(frozen=True)

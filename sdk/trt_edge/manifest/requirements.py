@@ -13,14 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
+from trt_edge.manifest.diagnostics import FieldProblem
 
 
-class RequirementLineError(TrtEdgeError):
-    """A line that is not a requirement this project accepts; `message` says why. The
-    manifest checks turn it into a located diagnostic."""
-
-    exit_code = EXIT_BAD_INPUT
+class RequirementLineError(FieldProblem):
+    """A `model.requirements` line that is not a requirement this project accepts."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from trt_edge_runner.bundle_format import DelegateInfo
@@ -25,6 +25,9 @@ from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.delegates import signature_check_summary
 from trt_edge.pipeline.errors import ValidationFailedError
 from trt_edge.pipeline.plan import ExportPlan, sample_inputs
+
+if TYPE_CHECKING:
+    from trt_edge_runner.runner import Runner
 
 
 @dataclass(frozen=True)
@@ -104,16 +107,9 @@ def validate_bundle(
 ) -> ValidationReport:
     """Run every sample and probe through the runner on `staged_dir`; build the report."""
     from trt_edge_runner.errors import RunnerError
-    from trt_edge_runner.runner import Runner
 
     failures: list[str] = []
-    try:
-        runner = Runner.open(staged_dir, verify_files=True)
-    except RunnerError as exc:
-        raise ValidationFailedError(
-            f"{manifest.source_path}: the device runner cannot open the built bundle: "
-            + str(exc).replace(str(staged_dir), manifest.name)
-        ) from exc
+    runner = open_staged(staged_dir, manifest)
     scrub = str(staged_dir)
     parity: list[dict[str, Any]] = []
     largest: dict[int, dict[str, Any]] = {}
@@ -177,15 +173,46 @@ def validate_bundle(
     phases = _check_phases(runner, manifest, module, failures, scrub)
     per_profile = [largest[i] for i in sorted(largest)]
     biggest = max(per_profile, key=lambda e: e["bytes"])["profile"] if per_profile else None
+    sections = {
+        "parity": parity,
+        "largest_output": {"per_profile": per_profile, "largest_profile": biggest},
+        "outside": outside,
+        "phases": phases,
+    }
+    return validation_report(manifest, backend, runner, delegates, sections, failures)
+
+
+def open_staged(staged_dir: Path, manifest: ResolvedManifest) -> Runner:
+    """The device runner on the staged bundle, every file checked as a device checks it; a
+    bundle it refuses fails validation, named by the model rather than the staging path."""
+    from trt_edge_runner.errors import RunnerError
+    from trt_edge_runner.runner import Runner
+
+    try:
+        return Runner.open(staged_dir, verify_files=True)
+    except RunnerError as exc:
+        raise ValidationFailedError(
+            f"{manifest.source_path}: the device runner cannot open the built bundle: "
+            + str(exc).replace(str(staged_dir), manifest.name)
+        ) from exc
+
+
+def validation_report(
+    manifest: ResolvedManifest,
+    backend: str,
+    runner: Runner,
+    delegates: tuple[DelegateInfo, ...],
+    sections: dict[str, Any],
+    failures: list[str],
+) -> ValidationReport:
+    """The report of any model: what was validated and how, the model kind's own `sections`
+    (in their order), the delegates as bundle.json records them, and the verdict."""
     doc = {
         "model": {"name": manifest.name, "version": manifest.version},
         "backend": backend,
         "tolerance": {"atol": manifest.atol, "rtol": manifest.rtol},
         "runner_mode": runner.mode,
-        "parity": parity,
-        "largest_output": {"per_profile": per_profile, "largest_profile": biggest},
-        "outside": outside,
-        "phases": phases,
+        **sections,
         "delegates": [dataclasses.asdict(d) for d in delegates],  # as in bundle.json
         "profile_signature_check": signature_check_summary(delegates),
         "ok": not failures,
