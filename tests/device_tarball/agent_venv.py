@@ -3,13 +3,16 @@
 `python -m venv` (no system site-packages), then `pip install --no-index` of the device
 package as a wheel built from this checkout plus its `[agent]` extra (cryptography,
 cffi, pycparser) from a local wheelhouse: `pip download` of the pinned cryptography,
-once per machine, into ~/.cache/trt-edge/tests/agent-wheelhouse. Used by the fresh-venv
-test and by benchmarks/bench_device.py (a device-faithful health check: no editable
+once per machine and Python version, into ~/.cache/trt-edge/tests/agent-wheelhouse (the
+host's Python; `-py3.10` beside it for another interpreter). Used by the fresh-venv tests
+(the host's Python, and JetPack 6's Python 3.10 where this machine has one) and by
+benchmarks/bench_device.py (a device-faithful health check: no editable
 installs, no torch on the path, byte-compiled modules).
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -56,8 +59,44 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
 
 
-def make_agent_venv(work: Path) -> AgentVenv:
-    """Build the venv in `work/venv` (and its wheel in `work/wheels`)."""
+def find_python310() -> Path | None:
+    """A working Python 3.10 (JetPack 6's) on this machine: `$TRT_EDGE_PYTHON310`,
+    `python3.10` on PATH, or a pyenv build; None when there is none. Each candidate is
+    run (a pyenv shim exists on PATH even where the version is not installed)."""
+    candidates = [os.environ.get("TRT_EDGE_PYTHON310", ""), shutil.which("python3.10") or ""]
+    pyenv = os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))
+    candidates += sorted(glob.glob(f"{pyenv}/versions/3.10*/bin/python3.10"))
+    for candidate in filter(None, candidates):
+        probe = run(candidate, "-c", "import sys, venv; print(sys.version_info[:2])")
+        if probe.returncode == 0 and probe.stdout.strip() == "(3, 10)":
+            return Path(candidate)
+    return None
+
+
+def _wheelhouse(python: Path | None) -> Path:
+    """The `[agent]` extra's wheels for `python` (the host's when None), fetched once."""
+    interpreter = str(python) if python is not None else sys.executable
+    version = run(interpreter, "-c", "import sys; print('%d.%d' % sys.version_info[:2])")
+    assert version.returncode == 0, version.stderr
+    house = (
+        WHEELHOUSE
+        if python is None
+        else WHEELHOUSE.with_name(f"{WHEELHOUSE.name}-py{version.stdout.strip()}")
+    )
+    if not any(house.glob("cryptography-*.whl")):
+        # The target interpreter's own pip picks the wheels its tags accept (cffi is per
+        # Python version; cryptography is abi3).
+        fetched = run(
+            interpreter, "-m", "pip", "download", "--disable-pip-version-check",
+            "--only-binary=:all:", pinned("cryptography"), "-d", house,
+        )  # fmt: skip
+        assert fetched.returncode == 0, fetched.stdout + fetched.stderr
+    return house
+
+
+def make_agent_venv(work: Path, python: Path | None = None) -> AgentVenv:
+    """Build the venv in `work/venv` (and its wheel in `work/wheels`) with `python` (the
+    host's interpreter when None)."""
     # The device package from this checkout, built as a wheel in a copy (no build/ or
     # egg-info left in the tree).
     source = work / "device_runner"
@@ -74,20 +113,15 @@ def make_agent_venv(work: Path) -> AgentVenv:
         "--disable-pip-version-check", "-w", wheels, source,
     )  # fmt: skip
     assert built.returncode == 0, built.stdout + built.stderr
-    if not any(WHEELHOUSE.glob("cryptography-*.whl")):
-        fetched = run(
-            sys.executable, "-m", "pip", "download", "--disable-pip-version-check",
-            "--only-binary=:all:", pinned("cryptography"), "-d", WHEELHOUSE,
-        )  # fmt: skip
-        assert fetched.returncode == 0, fetched.stdout + fetched.stderr
+    wheelhouse = _wheelhouse(python)
     venv = work / "venv"
-    base = getattr(sys, "_base_executable", sys.executable)
+    base = str(python) if python is not None else getattr(sys, "_base_executable", sys.executable)
     made = run(base, "-m", "venv", venv)
     assert made.returncode == 0, made.stderr
     clean = clean_env()
     installed = run(
         venv / "bin" / "pip", "install", "--disable-pip-version-check", "--no-index",
-        "--find-links", wheels, "--find-links", WHEELHOUSE, "trt-edge-runner[agent]",
+        "--find-links", wheels, "--find-links", wheelhouse, "trt-edge-runner[agent]",
         env=clean,
     )  # fmt: skip
     assert installed.returncode == 0, installed.stdout + installed.stderr

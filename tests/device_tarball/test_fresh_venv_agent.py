@@ -6,7 +6,9 @@ cleared) gets the device package as a wheel built from this checkout plus its
 `[agent]` extra from a local wheelhouse, installed with `--no-index`. Bundles run in
 `bin/trt-edge-run` of the unpacked x86_64 device tarball. Every agent command the
 fleet uses runs from that venv: if any of them imported torch, executorch or numpy,
-it would fail here. The venv is made once per session.
+it would fail here. The venv is made once per session, twice: with the host's Python and
+with Python 3.10, the one JetPack 6 ships (`find_python310`: skipped, saying so, on a
+machine without one), so what a device runs is run on 3.10, not only type-checked for it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.device_tarball.agent_venv import AgentVenv, make_agent_venv, run
+from tests.device_tarball.agent_venv import AgentVenv, find_python310, make_agent_venv, run
 from tests.device_tarball.unpacked import DeviceRunner
 from tests.helpers.fixtures_bundles import Bundles
 
@@ -27,9 +29,19 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("device_tarball")]
 HEAVY = ("torch", "executorch", "numpy")
 
 
-@pytest.fixture(scope="session")
-def agent_venv(tmp_path_factory: pytest.TempPathFactory) -> AgentVenv:
-    return make_agent_venv(tmp_path_factory.mktemp("agent-venv"))
+@pytest.fixture(scope="session", params=["host-python", "python3.10"])
+def agent_venv(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AgentVenv:
+    if request.param == "host-python":
+        return make_agent_venv(tmp_path_factory.mktemp("agent-venv"))
+    python = find_python310()
+    if python is None:
+        pytest.skip("no Python 3.10 interpreter here (set TRT_EDGE_PYTHON310 to one)")
+    venv = make_agent_venv(tmp_path_factory.mktemp("agent-venv-310"), python)
+    version = run(venv.python, "-c", "import sys; print(sys.version_info[:2])")
+    assert version.stdout.strip() == "(3, 10)", version.stdout + version.stderr
+    return venv
 
 
 def test_the_agent_venv_holds_the_agent_and_cryptography_only(agent_venv: AgentVenv) -> None:
