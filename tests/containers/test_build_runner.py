@@ -13,7 +13,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -38,6 +37,8 @@ from trt_edge.containers.images import build_image
 from trt_edge.containers.lockfile import parse_lock
 from trt_edge.pipeline.run import BuildOptions, build
 
+from tests.containers.builds import container_build, container_build_command, local_build, quiet
+
 if TYPE_CHECKING:
     from docker import DockerClient
 
@@ -45,10 +46,6 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.xdist_group("con
 
 MODEL = Path(__file__).parent / "models" / "linear"
 BUNDLE = "tiny-linear-0.1.0"
-
-
-def quiet(_: str) -> None:
-    return None
 
 
 def files_of(folder: Path) -> dict[str, bytes]:
@@ -88,9 +85,7 @@ def manifest(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def local_bundle(manifest: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.mktemp("local")
-    result = build(manifest, BuildOptions(out_dir=base / "out", cache_dir=base / "cache"))
-    return result.bundle_dir
+    return local_build(manifest, tmp_path_factory.mktemp("local"))
 
 
 @pytest.fixture(scope="module")
@@ -100,14 +95,8 @@ def container_bundle(
     docker_client: DockerClient,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Path:
-    base = tmp_path_factory.mktemp("container")
-    result = build_in_container(
-        manifest,
-        BuildOptions(out_dir=base / "out", cache_dir=base / "cache"),
-        None,
-        cpu_image,
-        client=docker_client,
-        echo=quiet,
+    result = container_build(
+        manifest, tmp_path_factory.mktemp("container"), cpu_image, docker_client
     )
     assert result.report.ok
     assert result.backend == "xnnpack"
@@ -151,21 +140,7 @@ def test_two_container_builds_give_identical_bundles(
 ) -> None:
     """The second one through the CLI, without the stage cache: every stage recomputed."""
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "trt_edge",
-            "build",
-            str(manifest),
-            "--container",
-            "--image",
-            cpu_image,
-            "--no-cache",
-            "--out",
-            str(tmp_path / "out"),
-            "--cache-dir",
-            str(tmp_path / "cache"),
-        ],
+        container_build_command(manifest, tmp_path, cpu_image, "--no-cache"),
         capture_output=True,
         text=True,
         check=False,
@@ -183,14 +158,7 @@ def test_failing_build_shows_the_container_error_and_leaves_nothing(
     (broken / "manifest.yaml").write_text(text.replace("model.py:build_model", "model.py:nope"))
     out = tmp_path / "out"
     with pytest.raises(ContainerBuildError) as info:
-        build_in_container(
-            broken / "manifest.yaml",
-            BuildOptions(out_dir=out, cache_dir=tmp_path / "cache"),
-            None,
-            cpu_image,
-            client=docker_client,
-            echo=quiet,
-        )
+        container_build(broken / "manifest.yaml", tmp_path, cpu_image, docker_client)
     message = str(info.value)
     assert info.value.exit_code == 2
     assert "failed inside the container" in message
@@ -198,23 +166,39 @@ def test_failing_build_shows_the_container_error_and_leaves_nothing(
     assert_nothing_left(docker_client, out)
 
 
-def test_build_over_its_memory_limit_is_reported_and_leaves_nothing(
-    manifest: Path, cpu_image: str, docker_client: DockerClient, tmp_path: Path
+@pytest.mark.parametrize(
+    ("limits", "error", "says"),
+    [
+        pytest.param(
+            ContainerLimits(memory="96m"),
+            ContainerResourceError,
+            ("exceeded its memory limit (96m)", "TRT_EDGE_CONTAINER_MEMORY"),
+            id="memory",
+        ),
+        pytest.param(
+            ContainerLimits(timeout_s=3.0),
+            ContainerTimeoutError,
+            ("ran longer than 3 s and was killed", "TRT_EDGE_CONTAINER_TIMEOUT"),
+            id="timeout",
+        ),
+    ],
+)
+def test_build_over_a_limit_is_stopped_naming_the_limit_and_leaves_nothing(
+    manifest: Path,
+    cpu_image: str,
+    docker_client: DockerClient,
+    tmp_path: Path,
+    limits: ContainerLimits,
+    error: type[Exception],
+    says: tuple[str, str],
 ) -> None:
-    out = tmp_path / "out"
-    with pytest.raises(ContainerResourceError) as info:
-        build_in_container(
-            manifest,
-            BuildOptions(out_dir=out, cache_dir=tmp_path / "cache"),
-            None,
-            cpu_image,
-            limits=ContainerLimits(memory="96m"),
-            client=docker_client,
-            echo=quiet,
-        )
-    assert "exceeded its memory limit (96m)" in str(info.value)
-    assert "TRT_EDGE_CONTAINER_MEMORY" in str(info.value)
-    assert_nothing_left(docker_client, out)
+    """Killed (memory) or stopped (timeout) by the limit; the message names the limit and
+    the variable that raises it."""
+    with pytest.raises(error) as info:
+        container_build(manifest, tmp_path, cpu_image, docker_client, limits=limits)
+    for words in says:
+        assert words in str(info.value)
+    assert_nothing_left(docker_client, tmp_path / "out")
 
 
 def wait_for(predicate: Callable[[], bool], seconds: float = 120.0) -> None:
@@ -234,14 +218,7 @@ def test_killed_build_leaves_nothing(
 
     def run() -> None:
         try:
-            build_in_container(
-                manifest,
-                BuildOptions(out_dir=out, cache_dir=tmp_path / "cache"),
-                None,
-                cpu_image,
-                client=docker_client,
-                echo=quiet,
-            )
+            container_build(manifest, tmp_path, cpu_image, docker_client)
         except BaseException as err:  # recorded for the main thread
             outcome["error"] = err
 
@@ -263,20 +240,7 @@ def test_sigterm_to_the_cli_removes_the_container_and_leaves_no_bundle(
 ) -> None:
     out = tmp_path / "out"
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "trt_edge",
-            "build",
-            str(manifest),
-            "--container",
-            "--image",
-            cpu_image,
-            "--out",
-            str(out),
-            "--cache-dir",
-            str(tmp_path / "cache"),
-        ],
+        container_build_command(manifest, tmp_path, cpu_image),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -392,25 +356,6 @@ def test_choose_mode_prefers_a_current_image_and_explains_otherwise(
     assert choose_mode("cpu-x86_64", "local") == ("local", "--local")
     monkeypatch.setenv("TRT_EDGE_BUILD_MODE", "local")
     assert choose_mode("cpu-x86_64", None) == ("local", "TRT_EDGE_BUILD_MODE=local")
-
-
-def test_build_over_its_timeout_is_killed_and_leaves_nothing(
-    manifest: Path, cpu_image: str, docker_client: DockerClient, tmp_path: Path
-) -> None:
-    out = tmp_path / "out"
-    with pytest.raises(ContainerTimeoutError) as info:
-        build_in_container(
-            manifest,
-            BuildOptions(out_dir=out, cache_dir=tmp_path / "cache"),
-            None,
-            cpu_image,
-            limits=ContainerLimits(timeout_s=3.0),
-            client=docker_client,
-            echo=quiet,
-        )
-    assert "ran longer than 3 s and was killed" in str(info.value)
-    assert "TRT_EDGE_CONTAINER_TIMEOUT" in str(info.value)
-    assert_nothing_left(docker_client, out)
 
 
 def test_choose_mode_with_a_stale_image_builds_locally_and_says_how_to_fix(

@@ -1,7 +1,7 @@
 """`trt-edge build --container` of a Hugging Face model: its requirements (transformers)
 installed offline into a derived builder image, against a real engine.
 
-The model is a Qwen2 mini (1 layer, hidden 32) in the recipe of `trt_edge.llm`, required
+The model is the LLM tests' Qwen2 mini in the recipe of `trt_edge.llm`, required
 at the gemma3 example's pins, so the lock `trt-edge lock` writes for it is the
 example's closure: what is under test is the derived image (built once per builder
 image and lock, reused across sessions), the bytes (the same `model.pte` as a local
@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 from trt_edge.containers import catalog
-from trt_edge.containers.build_runner import build_in_container
 from trt_edge.containers.requirements_image import (
     LABEL_BUILDER_ID,
     LABEL_REQUIREMENTS_LOCK,
@@ -25,8 +24,9 @@ from trt_edge.containers.requirements_image import (
     ensure_requirements_image,
 )
 from trt_edge.containers.requirements_lock import RequirementsLock, generate_lock
-from trt_edge.pipeline.run import BuildOptions, build, load
+from trt_edge.pipeline.run import load
 
+from tests.containers.builds import container_build, local_build
 from tests.containers.requirements_projects import hf_project
 
 if TYPE_CHECKING:
@@ -34,10 +34,6 @@ if TYPE_CHECKING:
     from trt_edge.containers.images import ImageRef
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.xdist_group("container-builds")]
-
-
-def quiet(_: str) -> None:
-    return None
 
 
 @pytest.fixture(scope="module")
@@ -55,23 +51,24 @@ def lock(project: Path) -> RequirementsLock:
 def requirements_image(
     docker_client: DockerClient, cpu_image_ref: ImageRef, lock: RequirementsLock, project: Path
 ) -> RequirementsImage:
-    image = ensure_requirements_image(
-        docker_client,
-        "cpu",
-        cpu_image_ref.tag,
-        docker_client.images.get(cpu_image_ref.id),
-        lock,
-        manifest_path=project,
-    )
+    image = ensure_on_cpu(docker_client, cpu_image_ref, lock, project)
     assert image is not None
     return image
 
 
+def ensure_on_cpu(
+    client: DockerClient, cpu_image_ref: ImageRef, lock: RequirementsLock, project: Path
+) -> RequirementsImage | None:
+    """`ensure_requirements_image` of the project's lock over the cpu builder image."""
+    builder = client.images.get(cpu_image_ref.id)
+    return ensure_requirements_image(
+        client, "cpu", cpu_image_ref.tag, builder, lock, manifest_path=project
+    )
+
+
 @pytest.fixture(scope="module")
 def local_bundle(project: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.mktemp("hf-local")
-    result = build(project, BuildOptions(out_dir=base / "out", cache_dir=base / "cache"))
-    return result.bundle_dir
+    return local_build(project, tmp_path_factory.mktemp("hf-local"))
 
 
 @pytest.fixture(scope="module")
@@ -83,14 +80,7 @@ def container_bundle(
 ) -> Path:
     """Built with --no-cache from an empty cache, no --image: the tool's own choice."""
     base = tmp_path_factory.mktemp("hf-container")
-    result = build_in_container(
-        project,
-        BuildOptions(out_dir=base / "out", cache_dir=base / "cache", use_cache=False),
-        None,
-        None,
-        client=docker_client,
-        echo=quiet,
-    )
+    result = container_build(project, base, None, docker_client, use_cache=False)
     assert result.report.ok
     assert not any(result.cached.values())
     return result.bundle_dir
@@ -146,14 +136,7 @@ def test_the_derived_image_is_reused_and_holds_no_wheels(
     lock: RequirementsLock,
     project: Path,
 ) -> None:
-    again = ensure_requirements_image(
-        docker_client,
-        "cpu",
-        cpu_image_ref.tag,
-        docker_client.images.get(cpu_image_ref.id),
-        lock,
-        manifest_path=project,
-    )
+    again = ensure_on_cpu(docker_client, cpu_image_ref, lock, project)
     assert again is not None and again.reused
     assert (again.tag, again.id) == (requirements_image.tag, requirements_image.id)
     image = docker_client.images.get(requirements_image.id)

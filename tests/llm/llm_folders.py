@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import json
 import shutil
 from pathlib import Path
 from types import ModuleType
@@ -32,7 +33,7 @@ kind: Model
 metadata: {{name: mini-{arch}, version: 0.1.0}}
 model:
   huggingface: {{path: ./folder, max_cache_len: {max_cache_len}}}
-  requirements: ["transformers=={transformers}"]
+  requirements: {requirements}
 profiles:
   - name: decode
     dims: {{seq: 1}}
@@ -93,17 +94,24 @@ def mini_config(arch: str) -> Any:
     raise ValueError(arch)
 
 
-def manifest_text(arch: str, max_cache_len: int = MAX_CACHE_LEN) -> str:
+def manifest_text(
+    arch: str, max_cache_len: int = MAX_CACHE_LEN, requirements: list[str] | None = None
+) -> str:
+    """The mini's manifest; `requirements` default to the installed transformers' pin."""
+    if requirements is None:
+        requirements = [f"transformers=={importlib.metadata.version('transformers')}"]
     return MANIFEST.format(
         arch=arch,
         max_cache_len=max_cache_len,
         prefill_max=PREFILL_MAX,
-        transformers=importlib.metadata.version("transformers"),
+        requirements=json.dumps(requirements),
     )
 
 
-def write_project(root: Path, arch: str) -> Path:
-    """`root/manifest.yaml` + `root/folder/` (the save_pretrained mini); the manifest path."""
+def write_project(root: Path, arch: str, requirements: list[str] | None = None) -> Path:
+    """`root/manifest.yaml` + `root/folder/` (the save_pretrained mini); the manifest path.
+    `requirements`: the manifest's `model.requirements` (default: the installed
+    transformers' pin)."""
     from transformers.utils import logging
 
     hf_logging: Any = logging
@@ -112,7 +120,7 @@ def write_project(root: Path, arch: str) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     example_writer().write_folder(root / "folder", mini_config(arch))
     manifest = root / "manifest.yaml"
-    manifest.write_text(manifest_text(arch), encoding="utf-8")
+    manifest.write_text(manifest_text(arch, requirements=requirements), encoding="utf-8")
     return manifest
 
 

@@ -20,7 +20,9 @@ executorch or numpy installed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
+import functools
 import json
 import os
 import signal
@@ -29,7 +31,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, get_origin, get_type_hints
 
 from trt_edge_runner.agent.config import FoundRunner
 from trt_edge_runner.agent.errors import RunnerBroken, RunnerCrashed, RunnerRefused
@@ -40,8 +42,30 @@ PROGRESS = f"{RUNNER_NAME}: progress: "
 _OWN_LINES = (PROGRESS, f"{RUNNER_NAME}: error: ", f"{RUNNER_NAME}: fatal: ")
 VERSION_TIMEOUT_S = 60.0
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_Record = TypeVar("_Record", bound="DataclassInstance")
+
 # ELF e_machine -> architecture, to say which one a binary was built for.
 _ELF_MACHINES = {0x3E: "x86_64", 0xB7: "aarch64", 0x28: "arm", 0xF3: "riscv64", 0x03: "x86"}
+
+
+@functools.cache
+def _field_types(cls: type[DataclassInstance]) -> tuple[tuple[str, Any], ...]:
+    """(name, the callable that converts a JSON value to the field's declared type) of each
+    field: the type itself for str/int/float, `tuple` for a `tuple[...]` field."""
+    hints = get_type_hints(cls)
+    return tuple(
+        (f.name, get_origin(hints[f.name]) or hints[f.name]) for f in dataclasses.fields(cls)
+    )
+
+
+def read_record(cls: type[_Record], obj: Mapping[str, Any]) -> _Record:
+    """The record `cls` from an object of a runner document whose keys are its field names,
+    each value converted to the field's declared type: a missing field is a KeyError, a
+    mistyped one a TypeError or ValueError here, where the document is read, not later."""
+    return cls(**{name: convert(obj[name]) for name, convert in _field_types(cls)})
 
 
 @dataclass(frozen=True)
@@ -98,16 +122,7 @@ class GenerationRun:
             max_new_tokens=int(doc["max_new_tokens"]),
             tokens=tuple(int(t) for t in doc["tokens"]),
             stop=str(doc["stop"]),
-            steps=tuple(
-                GenerationStep(
-                    phase=str(s["phase"]),
-                    profile=int(s["profile"]),
-                    start=int(s["start"]),
-                    seq=int(s["seq"]),
-                    ms=float(s["ms"]),
-                )
-                for s in doc["steps"]
-            ),
+            steps=tuple(read_record(GenerationStep, s) for s in doc["steps"]),
             timings={str(k): None if v is None else float(v) for k, v in timings.items()},
         )
 
@@ -311,22 +326,7 @@ class RunnerProcess:
         args += ["--warmup", str(warmup), "--seed", str(seed)]
         doc = self.run_json(args, what=f"running {bundle_dir}")
         try:
-            phases = [
-                PhaseRun(
-                    phase=str(p["phase"]),
-                    request=str(p["request"]),
-                    profile=int(p["profile"]),
-                    profile_name=str(p["profile_name"]),
-                    outcome=str(p["outcome"]),
-                    median_ms=float(p["median_ms"]),
-                    min_ms=float(p["min_ms"]),
-                    max_ms=float(p["max_ms"]),
-                    first_ms=float(p["first_ms"]),
-                    inputs=tuple(p["inputs"]),
-                    outputs=tuple(p["outputs"]),
-                )
-                for p in doc["phases"]
-            ]
+            phases = [read_record(PhaseRun, p) for p in doc["phases"]]
         except (KeyError, TypeError, ValueError) as exc:
             raise self._broken(f"its --phases document lacks a field ({exc})") from None
         return doc, phases

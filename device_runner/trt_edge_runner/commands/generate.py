@@ -64,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from trt_edge_runner.agent.smoke import open_runner
+    from trt_edge_runner.commands.run import cpp_report_head
+    from trt_edge_runner.generation_summary import summary_lines
 
     require_dir(args.bundle, "bundle directory")
     prompt = parse_prompt_ids(args.prompt_ids)
@@ -74,11 +76,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.json:
         report: dict[str, Any] = {
-            "bundle": str(args.bundle),
-            "model": f"{doc['model']['name']} {doc['model']['version']}",
-            "engine": "cpp",
-            "runner": str(runner.path),
-            "mode": doc["mode"],
+            **cpp_report_head(args.bundle, runner, doc),
             "contract": generation.contract,
             "prompt_ids": list(generation.prompt_ids),
             "tokens": list(generation.tokens),
@@ -89,21 +87,14 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
         return 0
     print(f"tokens: {','.join(str(t) for t in generation.tokens)}")
-    timings = generation.timings
-    prompt_calls = [s for s in generation.steps if s.start < len(generation.prompt_ids)]
-    decode = generation.steps[len(prompt_calls) :]
-    lines = [
-        f"prefill: {len(prompt)} token(s) in {len(prompt_calls)} call(s) on profile(s) "
-        f"{sorted({s.profile for s in prompt_calls})}, {timings['prefill_ms']} ms (first token "
-        f"after {timings['time_to_first_token_ms']} ms)"
-    ]
-    if decode:
-        lines.append(
-            f"decode: {len(decode)} token(s) on profile(s) {sorted({s.profile for s in decode})}"
-            f", {timings['decode_ms_per_token']} ms/token ({timings['decode_tokens_per_s']} "
-            f"tokens/s, {doc['mode']} mode)"
-        )
-    lines.append(f"stop: {generation.stop} after {len(generation.tokens)} new token(s)")
+    lines = summary_lines(
+        len(generation.prompt_ids),
+        generation.steps,
+        len(generation.tokens),
+        generation.stop,
+        generation.timings,
+        doc["mode"],
+    )
     for line in lines:
         print(line, file=sys.stderr)
     return 0

@@ -38,6 +38,9 @@ PROFILE_INDEX = at_least(0, "a profile index", "; use --auto for shape-based sel
 
 # json/logging are imported where used: the host's `trt-edge --help` imports this module.
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from trt_edge_runner.agent.runner_process import RunnerProcess
     from trt_edge_runner.bundle_format import BundleManifest
     from trt_edge_runner.runner import Runner, Target
 
@@ -280,11 +283,7 @@ def run_cpp(args: argparse.Namespace) -> int:
             names = [entry["name"] for entry in doc["outputs"]]
             pack_npz(Path(scratch) / "out", names, Path(args.save_outputs))
     report: dict[str, Any] = {
-        "bundle": str(args.bundle),
-        "model": f"{doc['model']['name']} {doc['model']['version']}",
-        "engine": "cpp",
-        "runner": str(runner.path),
-        "mode": doc["mode"],
+        **cpp_report_head(args.bundle, runner, doc),
         "request": doc["request"],
         "profile": doc["profile"],
         "profile_name": doc["profile_name"],
@@ -296,6 +295,18 @@ def run_cpp(args: argparse.Namespace) -> int:
     if args.save_outputs:
         report["saved_outputs"] = str(args.save_outputs)
     return print_report(args, report)
+
+
+def cpp_report_head(bundle: Path, runner: RunnerProcess, doc: dict[str, Any]) -> dict[str, Any]:
+    """The fields every C++-runner report (`run --json`, `generate --json`) starts with: the
+    bundle, its model, which runner binary answered and the mode it ran in."""
+    return {
+        "bundle": str(bundle),
+        "model": f"{doc['model']['name']} {doc['model']['version']}",
+        "engine": "cpp",
+        "runner": str(runner.path),
+        "mode": doc["mode"],
+    }
 
 
 def make_command(default_engine: str) -> Command:

@@ -178,6 +178,8 @@ def _run_causal_lm(
     import json
     import sys
 
+    from trt_edge_runner.generation_summary import summary_lines
+
     from trt_edge.llm.generation import greedy_generate, llm_section
     from trt_edge.llm.text import HostTokenizer
 
@@ -207,20 +209,9 @@ def _run_causal_lm(
         print(json.dumps(report, indent=2))
         return 0
     print(text if text is not None else f"tokens: {','.join(str(t) for t in result.tokens)}")
-    prefill = [s for s in result.steps if s.start < len(result.prompt_ids)]
-    decode = result.steps[len(prefill) :]
-    lines = [
-        f"prefill: {len(result.prompt_ids)} token(s) in {len(prefill)} call(s) on profile(s) "
-        f"{sorted({s.profile for s in prefill})}, {timings['prefill_ms']} ms "
-        f"(first token after {timings['time_to_first_token_ms']} ms)",
-    ]
-    if decode:
-        lines.append(
-            f"decode: {len(decode)} token(s) on profile(s) {sorted({s.profile for s in decode})}, "
-            f"{timings['decode_ms_per_token']} ms/token ({timings['decode_tokens_per_s']} "
-            f"tokens/s, {runner.mode} mode)"
-        )
-    lines.append(f"stop: {result.stop} after {len(result.tokens)} new token(s)")
+    lines = summary_lines(
+        len(result.prompt_ids), result.steps, len(result.tokens), result.stop, timings, runner.mode
+    )
     for line in lines:
         print(line, file=sys.stderr)
     return 0

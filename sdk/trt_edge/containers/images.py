@@ -92,6 +92,15 @@ class Plan:
             "CONTENT_KEY": self.content_key,
         }
 
+    def docker_build(self) -> DockerBuild:
+        """The `docker build` that makes this plan's image."""
+        return DockerBuild(
+            tag=self.tag,
+            buildargs=self.buildargs(),
+            what=f"image {self.spec.name!r}",
+            recipe=self.spec.dockerfile,
+        )
+
 
 def get_image(client: DockerClient, ref: str) -> Image | None:
     """The local image `ref`, None when absent; a ContainerError when the engine refuses."""
@@ -170,55 +179,43 @@ def find_current(client: DockerClient, name: str) -> ImageRef | None:
     return None
 
 
-def _stream_build(
-    client: DockerClient, ctx: Path, the_plan: Plan, no_cache: bool, progress: Progress
-) -> str:
-    return stream_build(
-        client,
-        ctx,
-        tag=the_plan.tag,
-        buildargs=the_plan.buildargs(),
-        no_cache=no_cache,
-        progress=progress,
-        what=f"image {the_plan.spec.name!r}",
-        recipe=the_plan.spec.dockerfile,
-    )
+@dataclass(frozen=True)
+class DockerBuild:
+    """One `docker build`: the tag it gets and its build arguments; `what` it builds and
+    the `recipe` (Dockerfile) for the messages; `network_mode="none"` builds with the
+    network off (RUN steps reach nothing)."""
+
+    tag: str
+    buildargs: dict[str, str]
+    what: str
+    recipe: Path
+    network_mode: str | None = None
 
 
 def stream_build(
-    client: DockerClient,
-    ctx: Path,
-    *,
-    tag: str,
-    buildargs: dict[str, str],
-    no_cache: bool,
-    progress: Progress,
-    what: str,
-    recipe: Path,
-    network_mode: str | None = None,
+    client: DockerClient, ctx: Path, build: DockerBuild, *, no_cache: bool, progress: Progress
 ) -> str:
     """`docker build` of the context `ctx` (legacy builder, never pulling), its steps
-    streamed to `progress`; the image id, or an `ImageBuildError` quoting the failing step.
-    `network_mode="none"` builds with the network off (RUN steps reach nothing)."""
+    streamed to `progress`; the image id, or an `ImageBuildError` quoting the failing step."""
     recent: list[str] = []
     image_id = ""
     for chunk in client.api.build(
         path=str(ctx),
-        tag=tag,
-        buildargs=buildargs,
+        tag=build.tag,
+        buildargs=build.buildargs,
         rm=True,
         forcerm=True,
         pull=False,
         nocache=no_cache,
         decode=True,
-        network_mode=network_mode,
+        network_mode=build.network_mode,
     ):
         if "error" in chunk:
             detail = chunk.get("errorDetail", {}).get("message") or chunk["error"]
             tail = "\n  ".join(recent[-15:])
             raise ImageBuildError(
-                f"building {what} failed: {detail.strip()}\n"
-                f"last output:\n  {tail}\nDockerfile: {recipe}"
+                f"building {build.what} failed: {detail.strip()}\n"
+                f"last output:\n  {tail}\nDockerfile: {build.recipe}"
             )
         text = str(chunk.get("stream", "")).rstrip()
         if text:
@@ -230,9 +227,9 @@ def stream_build(
         if "ID" in aux:
             image_id = str(aux["ID"])
     if not image_id:
-        found = get_image(client, tag)
+        found = get_image(client, build.tag)
         if found is None:
-            raise ImageBuildError(f"building {what} produced no image")
+            raise ImageBuildError(f"building {build.what} produced no image")
         image_id = str(found.id)
     return image_id
 
@@ -282,7 +279,8 @@ def build_image(
             ctx = Path(tmp)
             context.assemble(the_plan.spec, wheels, ctx)
             progress(f"building {the_plan.tag} (base {the_plan.base})")
-            image_id = _stream_build(client, ctx, the_plan, no_cache, progress)
+            build = the_plan.docker_build()
+            image_id = stream_build(client, ctx, build, no_cache=no_cache, progress=progress)
         reused = False
     image = client.images.get(image_id)
     image.tag(the_plan.spec.repository, "latest")

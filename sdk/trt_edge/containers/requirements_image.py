@@ -135,7 +135,7 @@ def _build(
     manifest_path: Path,
     progress: Progress,
 ) -> str:
-    from trt_edge.containers.images import stream_build
+    from trt_edge.containers.images import DockerBuild, stream_build
 
     spec = catalog.load_spec(builder)
     wheels = wheelhouse.prepare(
@@ -149,9 +149,7 @@ def _build(
         for wheel in wheels:
             _link_or_copy(wheel, ctx / "wheels" / wheel.name)
         progress(f"building {tag} ({builder_ref} + {len(lock.entries)} locked wheels)")
-        image_id = stream_build(
-            client,
-            ctx,
+        build = DockerBuild(
             tag=tag,
             buildargs={
                 "BUILDER": builder_id,
@@ -160,12 +158,11 @@ def _build(
                 "REQUIREMENTS_LOCK_SHA256": lock.sha256(),
                 "CONTENT_KEY": key,
             },
-            no_cache=False,
-            progress=progress,
             what=f"the {builder} builder with the requirements of {lock.path}",
             recipe=recipe_path(),
             network_mode="none",
         )
+        image_id = stream_build(client, ctx, build, no_cache=False, progress=progress)
     _remove_build_stage(client, key)
     return image_id
 
