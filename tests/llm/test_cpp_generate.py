@@ -201,19 +201,34 @@ def test_prompt_ids_need_generate(trt_edge_run: Path, bundle: Path) -> None:
     assert "--prompt-ids and --max-new-tokens go with --generate" in done.stderr
 
 
-def test_a_bundle_without_a_decode_phase_is_refused(
+def test_a_phase_the_policy_does_not_name_runs_under_auto_like_python(
     trt_edge_run: Path, bundle: Path, tmp_path: Path
 ) -> None:
+    """A causal-LM bundle whose runtime.phases lacks decode: both runners run the new tokens
+    under `auto` (sticky first-fit over the profiles), with the same tokens and calls."""
+
     def drop_decode(doc: dict[str, Any]) -> None:
         del doc["runtime"]["phases"]["decode"]
 
     copy = with_llm(bundle, tmp_path / "no-decode", drop_decode)
-    done = cpp_generate(trt_edge_run, copy, PROMPT, 3, "--json")
-    assert done.returncode == EXIT_REQUEST_REFUSED
-    error = json.loads(done.stdout)["error"]
-    assert error["file"] == f"{copy}/bundle.json"
-    message = error["message"]
-    assert "runtime.phases lacks decode (it has prefill); generate runs the prompt" in message
+    doc = cpp_document(trt_edge_run, copy, PROMPT, 3)
+    reference = python_generate(copy, PROMPT, 3)
+    assert doc["tokens"] == reference.tokens
+    assert calls(doc["steps"]) == python_calls(reference)
+    assert [s["profile"] for s in doc["steps"][1:]] == [0, 0]  # auto: the seq-1 profile fits
+
+
+def test_a_one_token_prompt_counts_its_call_as_prefill_time(
+    trt_edge_run: Path, bundle: Path
+) -> None:
+    """A 1-token prompt runs under decode (the prefill profile takes seq >= 2), but it is the
+    prompt: its call is the prefill time in both runners, not nothing."""
+    doc = cpp_document(trt_edge_run, bundle, PROMPT[:1], 3)
+    assert calls(doc["steps"])[0] == ("decode", 0, 0, 1)
+    assert doc["timings"]["prefill_ms"] == pytest.approx(doc["steps"][0]["ms"], abs=1e-3)
+    assert doc["timings"]["prefill_ms"] > 0
+    reference = python_generate(bundle, PROMPT[:1], 3).timings()
+    assert reference["prefill_ms"] is not None and reference["prefill_ms"] > 0
 
 
 @pytest.mark.parametrize(

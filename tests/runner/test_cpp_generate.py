@@ -74,12 +74,16 @@ def test_a_prompt_longer_than_the_prefill_profile_runs_in_chunks(
 def test_requests_past_the_context_or_vocabulary_are_refused(
     trt_edge_run: Path, tiny_llm_bundle: Path
 ) -> None:
-    code, doc = cpp_generate(trt_edge_run, tiny_llm_bundle, [1, 2], 639)
+    code, doc = cpp_generate(trt_edge_run, tiny_llm_bundle, [1, 2], 640)
     assert code == EXIT_REQUEST_REFUSED
     assert doc["error"]["message"].startswith(
-        "the prompt (2 tokens) and --max-new-tokens 639 exceed the context of 640 positions "
+        "the prompt (2 tokens) and --max-new-tokens 640 exceed the context of 640 positions "
         "(bundle.json start_pos values)"
     )
+    # The last new token is never fed back: prompt + N - 1 positions is exactly the context.
+    code, doc = cpp_generate(trt_edge_run, tiny_llm_bundle, [1, 2], 639)
+    assert code == 0 and len(doc["tokens"]) == 639
+    assert doc["steps"][-1]["start"] == 639 and doc["steps"][-1]["seq"] == 1
     code, doc = cpp_generate(trt_edge_run, tiny_llm_bundle, [1, 256], 2)
     assert code == EXIT_USAGE
     assert "--prompt-ids: 256 outside the vocabulary [0, 256)" in doc["error"]["message"]

@@ -33,6 +33,17 @@ def test_generate_single_token_prompt_decodes_from_the_start(tiny_llm_bundle: Pa
     assert {s["phase"] for s in result.steps} == {"decode"}
 
 
+def test_generate_fills_exactly_the_context_and_no_more(tiny_llm_bundle: Path) -> None:
+    """The last new token is never fed back, so prompt + N - 1 positions may fill the whole
+    context (640): the last call writes position 639; one more token is refused."""
+    runner = Runner.open(tiny_llm_bundle)
+    result = generate(runner, [1, 2], 639)
+    assert len(result.tokens) == 639
+    assert sum(step["seq"] for step in result.steps[:-1]) == 639  # where the last call writes
+    with pytest.raises(GenerateContractError, match="exceeds the context of 640"):
+        generate(runner, [1, 2], 640)
+
+
 def test_generate_cli_json(tiny_llm_bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = host_main(
         [

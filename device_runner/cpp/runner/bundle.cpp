@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace trt_edge::runner {
@@ -49,6 +50,10 @@ int64_t int_field(const json& obj, const char* key, const std::string& source,
                   const std::string& path) {
   const json& v = field(obj, key, source, path);
   if (!v.is_number_integer()) bad(source, path + "." + key, "expected an integer, got " + v.dump());
+  if (v.is_number_unsigned() &&
+      v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    bad(source, path + "." + key, "expected a 64-bit signed integer, got " + v.dump());
+  }
   return v.get<int64_t>();
 }
 

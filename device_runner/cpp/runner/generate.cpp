@@ -56,10 +56,17 @@ std::string tokens_symbol(const Bundle& b, const TensorSpec& tokens) {
   return std::get<std::string>(shape[1]);
 }
 
+/// What the runtime policy says for `phase`; a phase it does not name runs under auto (as the
+/// Python `trt_edge.llm.generation.phase_target` does).
+PhaseTarget target_of(const Bundle& b, const std::string& phase) {
+  auto it = b.phases.find(phase);
+  return it == b.phases.end() ? PhaseTarget{} : it->second;
+}
+
 /// The extents of `sym` the phase's profile accepts (the union of all profiles under auto).
 std::pair<int64_t, int64_t> phase_range(const Bundle& b, const std::string& phase,
                                         const std::string& sym) {
-  const PhaseTarget target = b.phases.at(phase);
+  const PhaseTarget target = target_of(b, phase);
   std::vector<const Profile*> profiles;
   if (target) {
     if (*target < 0 || *target >= static_cast<int64_t>(b.profiles.size())) {
@@ -122,7 +129,8 @@ void check_prompt_ids(const std::vector<int64_t>& prompt, int64_t vocab, const s
 GenerationPlan plan_causal_lm(const Bundle& b, const std::vector<int64_t>& prompt,
                               int64_t max_new_tokens) {
   const LlmSection& llm = *b.llm;
-  require_phases(b);
+  // No require_phases here: a causal-LM bundle whose policy lacks prefill or decode runs
+  // that phase under auto, as the Python generate does.
   if (b.inputs.size() != 2) {
     throw refused(b, "the method takes " + std::to_string(b.inputs.size()) + " inputs (" +
                          names_of(b.inputs) + "); generate feeds only llm.inputs tokens '" +
@@ -215,7 +223,9 @@ GenerationPlan plan_tiny_llm(const Bundle& b, const std::vector<int64_t>& prompt
   std::tie(plan.prefill_low, plan.prefill_high) = phase_range(b, kPrefillPhase, sym);
   check_prompt_ids(prompt, plan.vocab_size, "bundle.json io.inputs input_ids values");
   const int64_t context = start.values->second;
-  if (static_cast<int64_t>(prompt.size()) + max_new_tokens > context) {
+  // As for a causal LM: the last generated token is never fed back, so the calls reach
+  // position prompt + N - 2 and write prompt + N - 1 slots (start_pos + seq <= context).
+  if (static_cast<int64_t>(prompt.size()) + max_new_tokens - 1 > context) {
     throw RunnerError(ErrorKind::kRequestRefused,
                       "the prompt (" + std::to_string(prompt.size()) +
                           " tokens) and --max-new-tokens " + std::to_string(max_new_tokens) +
@@ -369,11 +379,11 @@ size_t GenerationResult::prompt_calls() const {
 }
 
 Json GenerationResult::timings() const {
+  // The prompt's calls count as prefill whatever phase ran them: a 1-token prompt, or a
+  // chunk leftover the prefill profile cannot take, runs under decode but is still prompt.
   double prefill_ms = 0.0, decode_ms = 0.0;
-  for (const auto& s : steps) {
-    if (s.phase == kPrefillPhase) prefill_ms += s.ms;
-  }
   const size_t first_decode = prompt_calls();
+  for (size_t i = 0; i < first_decode; ++i) prefill_ms += steps[i].ms;
   const size_t decode_calls = steps.size() - first_decode;
   for (size_t i = first_decode; i < steps.size(); ++i) decode_ms += steps[i].ms;
   const double decode_s = decode_ms / 1e3;
@@ -397,8 +407,11 @@ GenerationResult greedy_generate(ProfiledModule& module, const GenerationPlan& p
                                  const std::vector<int64_t>& prompt, int64_t max_new_tokens) {
   using clock = std::chrono::steady_clock;
   const Bundle& b = module.bundle();
-  const Request prefill = module.request_for_phase(kPrefillPhase);
-  const Request decode = module.request_for_phase(kDecodePhase);
+  auto request_for = [&](const char* phase) {
+    return b.phases.count(phase) ? module.request_for_phase(phase) : Request::automatic();
+  };
+  const Request prefill = request_for(kPrefillPhase);
+  const Request decode = request_for(kDecodePhase);
   const std::string& ids_dtype = b.inputs[plan.tokens_index].dtype;
   const std::string& positions_dtype = b.inputs[plan.positions_index].dtype;
   const bool causal = plan.contract == GenerationContract::kCausalLm;

@@ -52,20 +52,34 @@ _ELF_MACHINES = {0x3E: "x86_64", 0xB7: "aarch64", 0x28: "arm", 0xF3: "riscv64", 
 
 
 @functools.cache
-def _field_types(cls: type[DataclassInstance]) -> tuple[tuple[str, Any], ...]:
-    """(name, the callable that converts a JSON value to the field's declared type) of each
-    field: the type itself for str/int/float, `tuple` for a `tuple[...]` field."""
+def _field_types(cls: type[DataclassInstance]) -> tuple[tuple[str, type], ...]:
+    """(name, declared type) of each field; `tuple` for a `tuple[...]` field."""
     hints = get_type_hints(cls)
     return tuple(
         (f.name, get_origin(hints[f.name]) or hints[f.name]) for f in dataclasses.fields(cls)
     )
 
 
+def _checked(name: str, kind: type, value: Any) -> Any:
+    """`value` as JSON gave it, if it is a `kind`; a TypeError naming the field otherwise.
+    Nothing is coerced: a string or a bool is not a number, a float is not an int."""
+    if kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if kind is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if kind is str and isinstance(value, str):
+        return value
+    if kind is tuple and isinstance(value, list):
+        return tuple(value)
+    expected = {tuple: "a list", float: "a number", int: "an integer"}.get(kind, kind.__name__)
+    raise TypeError(f"field {name!r} is {value!r}, expected {expected}")
+
+
 def read_record(cls: type[_Record], obj: Mapping[str, Any]) -> _Record:
     """The record `cls` from an object of a runner document whose keys are its field names,
-    each value converted to the field's declared type: a missing field is a KeyError, a
-    mistyped one a TypeError or ValueError here, where the document is read, not later."""
-    return cls(**{name: convert(obj[name]) for name, convert in _field_types(cls)})
+    each value checked against the field's declared type: a missing field is a KeyError, a
+    mistyped one a TypeError, here where the document is read, not later."""
+    return cls(**{name: _checked(name, kind, obj[name]) for name, kind in _field_types(cls)})
 
 
 @dataclass(frozen=True)

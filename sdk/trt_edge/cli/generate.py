@@ -115,7 +115,8 @@ def generate(runner: Runner, prompt: list[int], max_new_tokens: int) -> Generati
         raise GenerateContractError(f"--prompt-ids: {bad} outside the vocabulary [0, {vocab})")
     if max_new_tokens < 1:
         raise GenerateContractError("--max-new-tokens must be at least 1")
-    if len(prompt) + max_new_tokens > context:
+    # The last generated token is never fed back: the calls fill prompt + N - 1 positions.
+    if len(prompt) + max_new_tokens - 1 > context:
         raise GenerateContractError(
             f"prompt ({len(prompt)}) + --max-new-tokens ({max_new_tokens}) exceeds the "
             f"context of {context} positions (start_pos values); shorten one of them"

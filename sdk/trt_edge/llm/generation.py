@@ -47,8 +47,11 @@ class GreedyResult:
     total_s: float = 0.0  # from the first prefill call to the last token
 
     def timings(self) -> dict[str, float | None]:
-        prefill = [s.ms for s in self.steps if s.phase == PREFILL]
-        decode = [s.ms for s in self.steps[self._prompt_calls() :]]
+        # The prompt's calls are prefill time whatever phase ran them (a 1-token prompt, or
+        # a chunk leftover the prefill profile cannot take, runs under decode).
+        split = self._prompt_calls()
+        prefill = [s.ms for s in self.steps[:split]]
+        decode = [s.ms for s in self.steps[split:]]
         decode_s = sum(decode) / 1e3
         return {
             "prefill_ms": round(sum(prefill), 3),
