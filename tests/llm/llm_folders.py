@@ -26,6 +26,18 @@ ARCHITECTURES = ("gemma3", "llama", "qwen2", "qwen3")
 MAX_CACHE_LEN = 48
 PREFILL_MAX = 24
 SLIDING_WINDOW = 8
+# The `timings` object of a generate document: the same keys from `trt-edge generate --json`
+# and `trt-edge-run --generate --json`.
+GENERATE_TIMINGS = frozenset(
+    {
+        "prefill_ms",
+        "time_to_first_token_ms",
+        "decode_ms_per_token",
+        "decode_tokens_per_s",
+        "tokens_per_s",
+        "total_ms",
+    }
+)
 
 MANIFEST = """\
 apiVersion: trt-edge/v1
