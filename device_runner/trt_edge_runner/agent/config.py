@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,13 +195,9 @@ def load_runner_settings(path: Path) -> RunnerSettings:
 
 def which(command: str, search_path: str) -> Path | None:
     """`command` in the first directory of `search_path` (PATH syntax) that has it as an
-    executable file, as a shell finds it (not shutil.which: the agent's start-up stays
-    light, and shutil pulls in the archive modules)."""
-    for directory in search_path.split(os.pathsep):
-        candidate = Path(directory or ".") / command
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    executable file, as a shell finds it."""
+    found = shutil.which(command, path=search_path)
+    return Path(found) if found else None
 
 
 def _unusable(path: Path) -> str | None:

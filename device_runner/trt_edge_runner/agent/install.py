@@ -18,7 +18,6 @@ from its own driver script to stop the agent there and SIGKILL it.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import os
 import shutil
@@ -42,7 +41,7 @@ from trt_edge_runner.signature import (
     read_canonical_manifest,
     read_signature,
 )
-from trt_edge_runner.trust import load_trust_store
+from trt_edge_runner.trust import load_trust_store, now_utc
 from trt_edge_runner.versions import Version, VersionError, parse_version
 
 STEPS: tuple[str, ...] = (
@@ -82,8 +81,8 @@ def pause_point(step: str) -> None:
 
 
 def now() -> str:
-    # timezone.utc, not datetime.UTC (3.11+): devices run Python 3.10 (JetPack 6).
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+    """The state history's timestamp: UTC, whole seconds, ISO 8601."""
+    return now_utc().isoformat()
 
 
 @dataclass(frozen=True)

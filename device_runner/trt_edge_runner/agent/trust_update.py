@@ -13,12 +13,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from trt_edge_runner.agent.errors import AgentConfigError
-from trt_edge_runner.agent.install import now
 from trt_edge_runner.agent.store import AgentState, DeviceStore, Event
 from trt_edge_runner.trust import (
     MAX_TRUST_DOCUMENT_BYTES,
     TrustStore,
     load_trust_store,
+    now_utc,
     parse_trust_document,
 )
 
@@ -51,7 +51,7 @@ def accept_trust_documents(store: DeviceStore, keys_dir: Path, paths: list[Path]
             changed = record != state.trust
             if changed:
                 state = replace(state, trust=record).with_event(
-                    Event(now(), "trust", f"{path.name}: {outcome}")
+                    Event(now_utc().isoformat(), "trust", f"{path.name}: {outcome}")
                 )
             outcomes.append(Accepted(path, outcome, changed))
         if any(o.changed for o in outcomes):

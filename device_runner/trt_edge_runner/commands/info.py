@@ -93,7 +93,7 @@ def describe_bundle(args: argparse.Namespace, engine: str) -> dict[str, Any]:
         return Runner.open(args.bundle).describe()
     from trt_edge_runner.agent.smoke import open_runner
 
-    doc = open_runner(args).load(args.bundle)
+    doc = open_runner(args, probe=False).load(args.bundle)  # its document is checked
     return {
         "bundle": str(args.bundle),
         "model": doc["model"],

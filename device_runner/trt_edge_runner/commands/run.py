@@ -255,7 +255,8 @@ def run_cpp(args: argparse.Namespace) -> int:
         check_output_path(args.save_outputs)
     _document, manifest = read_manifest(args.bundle)
     parse_dims(args.dims, manifest)  # the same messages as the Python engine's
-    runner = open_runner(args)
+    # No --version probe: the run's own document is checked (as health and generate do).
+    runner = open_runner(args, probe=False)
     request = (
         ["--phase", str(args.phase)]
         if args.phase is not None
