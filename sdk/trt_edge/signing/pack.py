@@ -40,7 +40,7 @@ def pack_bundle(
 ) -> PackResult:
     """Check `bundle` as a device would, then write it as a reproducible tar at `tar_path`."""
     from trt_edge.pipeline.bundle_tar import write_bundle_tar
-    from trt_edge.signing.sign import verify_bundle_with
+    from trt_edge.signing.sign import verify_signature_with
 
     if not bundle.is_dir():
         raise SigningError(f"{bundle}: not a bundle directory (expected model.pte and bundle.json)")
@@ -48,12 +48,12 @@ def pack_bundle(
         raise SigningError(
             f"-o {tar_path}: inside the bundle directory it packs; write the tar beside it"
         )
-    _document, manifest = read_canonical_manifest(bundle)
+    document, manifest = read_canonical_manifest(bundle)
     verify_directory(bundle, manifest)
     parse_version(manifest.version, f"{manifest.name} version")
     signature: DetachedSignature | None = None
     if pubkey is not None:
-        verify_bundle_with(bundle, pubkey)
+        verify_signature_with(bundle, document, pubkey)  # the files were just hashed
     if not unsigned:
         try:
             signature = read_signature(bundle)

@@ -10,8 +10,9 @@ directory a device would accept.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from trt_edge_runner.bundle_format import BUNDLE_SIG, BundleManifest
+from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG, BundleManifest
 from trt_edge_runner.bundle_integrity import verify_directory
 from trt_edge_runner.durable import write_atomic
 from trt_edge_runner.errors import RunnerError
@@ -22,12 +23,17 @@ from trt_edge_runner.signature import (
     key_id,
     load_public_key,
     read_canonical_manifest,
+    read_signature,
     verify_bundle,
+    verify_document,
 )
 from trt_edge_runner.versions import VersionError, parse_version
 
 from trt_edge.signing.errors import SigningError
 from trt_edge.signing.keys import load_private_key
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 
 def _bundle_dir(path: Path) -> Path:
@@ -62,14 +68,28 @@ def sign_bundle(bundle: Path, key_path: Path) -> DetachedSignature:
     return signature
 
 
+def _one_key(public_key_path: Path) -> dict[str, Ed25519PublicKey]:
+    """The trusted set `{key id: key}` of one public key file; SigningError (exit 2) if
+    the file cannot be used."""
+    try:
+        public_key = load_public_key(public_key_path)
+    except SignatureError as exc:
+        raise SigningError(str(exc)) from None
+    return {key_id(public_key): public_key}
+
+
 def verify_bundle_with(bundle: Path, public_key_path: Path) -> BundleManifest:
     """Verify `bundle` against one public key; a `SignatureError` (exit 1) names the reason.
 
     A key file that cannot be used is a `SigningError` (exit 2).
     """
     bundle_dir = _bundle_dir(bundle)
-    try:
-        public_key = load_public_key(public_key_path)
-    except SignatureError as exc:
-        raise SigningError(str(exc)) from None
-    return verify_bundle(bundle_dir, {key_id(public_key): public_key})
+    return verify_bundle(bundle_dir, _one_key(public_key_path))
+
+
+def verify_signature_with(bundle: Path, document: bytes, public_key_path: Path) -> None:
+    """Only the signature check of `verify_bundle_with`, for a caller that has already read
+    `document` (the bundle's `bundle.json` bytes) and hashed its files."""
+    verify_document(
+        document, read_signature(bundle), _one_key(public_key_path), str(bundle / BUNDLE_JSON)
+    )
