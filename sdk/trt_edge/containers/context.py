@@ -118,7 +118,8 @@ def digest_inputs(spec: ImageSpec, root: Path | None = None) -> ContextDigest:
     )
 
 
-def _link_or_copy(src: Path, dst: Path) -> None:
+def link_or_copy(src: Path, dst: Path) -> None:
+    """`dst` as a hard link to `src` (no bytes copied), or a copy across file systems."""
     try:
         os.link(src, dst)
     except OSError:
@@ -146,7 +147,7 @@ def assemble(spec: ImageSpec, wheels: list[Path], dest: Path, root: Path | None 
         runner_tarball.unpack(tarball, dest / RUNNER_DIR)
     (dest / "wheels").mkdir()
     for wheel in wheels:
-        _link_or_copy(wheel, dest / "wheels" / wheel.name)
+        link_or_copy(wheel, dest / "wheels" / wheel.name)
     (dest / "src").mkdir()
     for package in spec.sources:
         for path in source_files(package, root):

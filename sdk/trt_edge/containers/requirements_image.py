@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import os
 import shutil
 import tempfile
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trt_edge.containers import catalog, wheelhouse
+from trt_edge.containers.context import link_or_copy
 from trt_edge.containers.requirements_lock import RequirementsLock, lock_command
 
 if TYPE_CHECKING:
@@ -70,13 +70,6 @@ class RequirementsImage:
 def content_key(builder_id: str, lock: RequirementsLock) -> str:
     recipe = hashlib.sha256(recipe_path().read_bytes()).hexdigest()
     return hashlib.sha256(f"{builder_id}\n{lock.sha256()}\n{recipe}".encode()).hexdigest()
-
-
-def _link_or_copy(src: Path, dst: Path) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
 
 
 def ensure_requirements_image(
@@ -147,7 +140,7 @@ def _build(
         shutil.copy2(lock.path, ctx / LOCK_IN_CONTEXT)
         (ctx / "wheels").mkdir()
         for wheel in wheels:
-            _link_or_copy(wheel, ctx / "wheels" / wheel.name)
+            link_or_copy(wheel, ctx / "wheels" / wheel.name)
         progress(f"building {tag} ({builder_ref} + {len(lock.entries)} locked wheels)")
         build = DockerBuild(
             tag=tag,

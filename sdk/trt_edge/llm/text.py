@@ -23,12 +23,6 @@ class HostTokenizer:
         self._section = section
 
     @classmethod
-    def from_json(cls, text: str, section: LlmSection) -> HostTokenizer:
-        from tokenizers import Tokenizer
-
-        return cls(Tokenizer.from_str(text), section)
-
-    @classmethod
     def from_bundle(cls, bundle_dir: Path, section: LlmSection) -> HostTokenizer:
         if section.tokenizer is None:
             raise NoTokenizerError(

@@ -41,6 +41,7 @@ from trt_edge.pipeline.validate import (
     compare_arrays,
     open_staged,
     probe_outside,
+    round_figure,
     validation_report,
 )
 
@@ -256,19 +257,20 @@ class _Checks:
         top1 = eager.top1[step] if step < len(eager.top1) else 0.0
         tolerance = 2 * (self.manifest.atol + self.manifest.rtol * abs(top1))
         ok = gap is not None and gap <= tolerance
+        shown_gap = round_figure(gap) if gap is not None else None
         entry.update(
             first_divergence={
                 "step": step,
-                "eager_top2_gap": _figure(gap),
-                "tolerance": _figure(tolerance),
+                "eager_top2_gap": shown_gap,
+                "tolerance": round_figure(tolerance),
             },
             ok=ok,
         )
         if not ok:
             self.failures.append(
                 f"generation: greedy tokens diverge from generate(do_sample=False) at step "
-                f"{step}, where eager's top-2 gap {_figure(gap)} exceeds the parity tolerance "
-                f"{_figure(tolerance)}: bundle {ours.tokens}, eager {eager.tokens}"
+                f"{step}, where eager's top-2 gap {shown_gap} exceeds the parity tolerance "
+                f"{round_figure(tolerance)}: bundle {ours.tokens}, eager {eager.tokens}"
             )
         return entry
 
@@ -325,10 +327,6 @@ class _Checks:
 def _skipped(label: str, needed: int, cache_len: int) -> dict[str, Any]:
     """A check the cache is too short for: recorded as such, not silently left out."""
     return {"check": label, "ok": True, "skipped": f"needs {needed} positions, cache {cache_len}"}
-
-
-def _figure(value: float | None) -> float | None:
-    return None if value is None else float(f"{value:.4g}")
 
 
 def _worst(rows: list[dict[str, Any]]) -> dict[str, Any]:

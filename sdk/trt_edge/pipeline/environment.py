@@ -26,7 +26,6 @@ import importlib.metadata
 import json
 import os
 import platform
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any
 
 from trt_edge_runner.bundle_format import canonical_json
 
+from trt_edge.containers.lockfile import normalize_name
 from trt_edge.pipeline.errors import BadInputError
 
 ENVIRONMENT_ENV = "TRT_EDGE_BUILD_ENVIRONMENT"
@@ -67,10 +67,6 @@ class BuildEnvironment:
         return {"id": self.id, **self.doc}
 
 
-def _normalized(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def installed_distributions() -> dict[str, str]:
     """{normalized name: version} of every distribution importable here, the first one on
     `sys.path` winning, as `import` and `importlib.metadata.version` see them."""
@@ -78,7 +74,7 @@ def installed_distributions() -> dict[str, str]:
     for dist in importlib.metadata.distributions():
         name = dist.metadata["Name"]
         if name:
-            found.setdefault(_normalized(str(name)), str(dist.version))
+            found.setdefault(normalize_name(str(name)), str(dist.version))
     return found
 
 
