@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -174,6 +175,23 @@ def test_text_needs_a_tokenizer_in_the_bundle(
     assert "the bundle carries no tokenizer" in done.stderr and "--prompt-ids" in done.stderr
     ids = json.loads(generate(copy, "--prompt-ids", "2,5,6", "--json").stdout)
     assert ids["text"] is None and ids["tokens"]
+
+
+def test_without_the_tokenizers_package_ids_still_work_and_text_is_refused(
+    project: Any, generate: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tokenizers` is an optional extra: on a host without it, --prompt-ids generates (no
+    text, said on stderr) and --prompt is refused naming the package."""
+    _, bundle = project
+    monkeypatch.setitem(sys.modules, "tokenizers", None)  # `import tokenizers` now fails
+    ids = generate(bundle, "--prompt-ids", "2,5,6", "--max-new-tokens", "3", "--json")
+    assert ids.returncode == 0, ids.stderr
+    report = json.loads(ids.stdout)
+    assert report["text"] is None and len(report["tokens"]) == 3
+    assert "no text shown: text needs the `tokenizers` package" in ids.stderr
+    text = generate(bundle, "--prompt", TEXT)
+    assert text.returncode == EXIT_BAD_INPUT
+    assert "text needs the `tokenizers` package on this host" in text.stderr
 
 
 def test_the_tiny_llm_contract_takes_ids_only(

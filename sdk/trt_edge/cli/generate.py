@@ -33,7 +33,7 @@ from trt_edge_runner.cli_args import (
 )
 from trt_edge_runner.cli_shell import Command
 
-from trt_edge.llm.errors import GenerateContractError
+from trt_edge.llm.errors import GenerateContractError, NoTokenizerError
 
 # No json or dataclasses at module level: `trt-edge --help` imports every CLI
 # module, so only what startup needs is imported.
@@ -187,7 +187,12 @@ def _run_causal_lm(
     section = llm_section(runner)
     tokenizer = None
     if args.prompt is not None or section.tokenizer is not None:
-        tokenizer = HostTokenizer.from_bundle(runner.bundle_dir, section)
+        try:
+            tokenizer = HostTokenizer.from_bundle(runner.bundle_dir, section)
+        except NoTokenizerError as exc:
+            if args.prompt is not None:  # text in needs it; ids in only lose the text out
+                raise
+            print(f"{args.command_prog}: note: no text shown: {exc}", file=sys.stderr)
     if prompt_ids is None:
         assert tokenizer is not None
         prompt_ids = tokenizer.encode(args.prompt)
