@@ -32,15 +32,16 @@ class Scheduler:
         self.max_queue = max_queue
         self.timeout_s = timeout_s
         self._turn = asyncio.Lock()
-        self._waiting = 0
         self._active = 0
+        self._holding = 0
         self._idle = asyncio.Event()
         self._idle.set()
         self._on_depth = on_depth
 
     @property
     def waiting(self) -> int:
-        return self._waiting
+        """Requests admitted but not yet holding the engine (the queue depth)."""
+        return self._active - self._holding
 
     @property
     def active(self) -> int:
@@ -54,41 +55,38 @@ class Scheduler:
     @asynccontextmanager
     async def turn(self, deadline: float) -> AsyncIterator[None]:
         """Wait for the engine (503 when the queue is full, 504 past `deadline`), hold it."""
-        if self._turn.locked() and self._waiting >= self.max_queue:
+        if self._active >= self.max_queue + 1:
             raise ApiError(
                 503,
-                f"the service is busy: {self._waiting} requests already wait "
+                f"the service is busy: {self.waiting} requests already wait "
                 f"(--max-queue {self.max_queue}); retry later",
                 outcome=REJECTED,
                 kind="server_busy",
                 headers={"Retry-After": str(RETRY_AFTER_S)},
             )
-        self._enter()
-        self._waiting += 1
-        self._on_depth(self._waiting)
+        self._change(+1, 0)
         try:
             try:
                 await asyncio.wait_for(self._turn.acquire(), max(0.0, deadline - time.monotonic()))
             except asyncio.TimeoutError:
                 raise deadline_error(self.timeout_s, "waiting in the queue") from None
-            finally:
-                self._waiting -= 1
-                self._on_depth(self._waiting)
+            self._change(0, +1)
             try:
                 yield
             finally:
+                self._change(0, -1)
                 self._turn.release()
         finally:
-            self._leave()
+            self._change(-1, 0)
 
-    def _enter(self) -> None:
-        self._active += 1
-        self._idle.clear()
-
-    def _leave(self) -> None:
-        self._active -= 1
+    def _change(self, active: int, holding: int) -> None:
+        self._active += active
+        self._holding += holding
+        self._on_depth(self.waiting)
         if self._active == 0:
             self._idle.set()
+        else:
+            self._idle.clear()
 
     async def drain(self) -> None:
         """Return once no request holds or waits for a turn."""
