@@ -101,6 +101,7 @@ class EngineProcess:
         self._ids = itertools.count(1)
         self._inflight: dict[str, asyncio.Queue[dict[str, Any] | EngineError]] = {}
         self._write_lock = asyncio.Lock()
+        self._background: set[asyncio.Task[None]] = set()
         self.death: str | None = None
         self.ended = asyncio.Event()
         self._reader = asyncio.create_task(self._read_events())
@@ -224,10 +225,13 @@ class EngineProcess:
                     return
         finally:
             if not finished and not self.ended.is_set():
-                # Shielded: the caller is usually being cancelled right now.
-                with contextlib.suppress(EngineError, asyncio.CancelledError):
-                    await asyncio.shield(self._cancel(request_id, queue))
-            self._inflight.pop(request_id, None)
+                # In the background: the caller (cancelled, or past its deadline) must not
+                # wait for the engine to reach its next token.
+                task = asyncio.create_task(self._cancel(request_id, queue))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+            else:
+                self._inflight.pop(request_id, None)
 
     async def _cancel(
         self, target: str, queue: asyncio.Queue[dict[str, Any] | EngineError]
@@ -241,8 +245,11 @@ class EngineProcess:
                 item = await queue.get()
                 if isinstance(item, EngineError) or item.get("event") in ("done", "error"):
                     return
+        except EngineError:
+            return
         finally:
             self._inflight.pop(cancel_id, None)
+            self._inflight.pop(target, None)
 
     async def call(self, op: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """One request whose only event that matters is its `done` (infer, ping)."""
