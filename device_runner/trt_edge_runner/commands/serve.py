@@ -23,12 +23,6 @@ DEFAULT_PORT = 8000
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from trt_edge_runner.agent.config import add_location_arguments
 
-    add_serve_arguments(parser)
-    add_location_arguments(parser)
-
-
-def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options `trt-edge-device serve` and the host's `trt-edge serve` share."""
     parser.add_argument(
         "--bundle",
         type=Path,
@@ -37,6 +31,12 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve this bundle directory (default: the agent's active slot, followed across "
         "installs and rollbacks)",
     )
+    add_serve_arguments(parser)
+    add_location_arguments(parser)
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options `trt-edge-device serve` and the host's `trt-edge serve` share."""
     parser.add_argument(
         "--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST})"
     )
@@ -80,6 +80,11 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    return serve_from_arguments(args, args.bundle, args.root)
+
+
+def serve_from_arguments(args: argparse.Namespace, bundle: Path | None, root: Path) -> int:
+    """Check the options, find the runner, serve until stopped (both CLIs end here)."""
     from trt_edge_runner.agent.config import find_runner, load_runner_settings
     from trt_edge_runner.cli_args import require_dir
     from trt_edge_runner.errors import UsageError, Where
@@ -112,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         verify=not args.no_verify,
     )
     configure_logging()
-    serve(Source(bundle, args.root), options, exposure)
+    serve(Source(bundle, root), options, exposure)
     return 0
 
 
