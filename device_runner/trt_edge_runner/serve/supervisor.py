@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from trt_edge_runner.serve.api_errors import ENGINE_ERROR, ApiError
-from trt_edge_runner.serve.engine_client import EngineError, EngineProcess
+from trt_edge_runner.serve.engine_client import EngineError, EngineProcess, EngineStartError
 
 LOG = logging.getLogger("trt_edge_runner.serve.supervisor")
 FIRST_BACKOFF_S = 0.5
@@ -54,6 +54,10 @@ class Supervisor:
         engine = await EngineProcess.start(self.runner, self.bundle, verify=self._verify)
         try:
             await self._smoke(engine)
+        except (EngineError, ApiError) as exc:
+            engine.kill()
+            await engine.stop()
+            raise EngineStartError(f"{self.bundle}: the smoke run failed: {exc}") from None
         except BaseException:
             engine.kill()
             await engine.stop()
