@@ -43,6 +43,15 @@ def _error(request: Request, error: ApiError) -> Response:
     return JSONResponse(openai_routes.openai_error_body(error), error.status, headers=error.headers)
 
 
+async def _api_error(request: Request, exc: Exception) -> Response:
+    """An ApiError a route let through (e.g. no model loaded yet), counted and rendered."""
+    assert isinstance(exc, ApiError)
+    service: Service = request.app.state.service
+    if request.url.path.startswith("/v1/"):
+        service.finish(request.url.path, exc.outcome)
+    return _error(request, exc)
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     return _error(request, ApiError(exc.status_code, str(exc.detail), kind="invalid_request_error"))
@@ -73,7 +82,11 @@ def build_app(service: Service, startup: Startup, api_key: str | None = None) ->
     app = Starlette(
         routes=[*openai_routes.ROUTES, *kserve_routes.ROUTES, Route("/metrics", metrics)],
         middleware=middleware,
-        exception_handlers={HTTPException: _http_error, Exception: _unexpected},
+        exception_handlers={
+            ApiError: _api_error,
+            HTTPException: _http_error,
+            Exception: _unexpected,
+        },
         lifespan=lifespan,
     )
     app.state.service = service
