@@ -287,8 +287,9 @@ async def infer(request: Request) -> Response:
     service: Service = request.app.state.service
     started = time.monotonic()
     try:
+        raw = await request.body()  # before choosing the model: a swap may happen meanwhile
         model = _model(request)
-        doc, tail = _split_body(request, await request.body())
+        doc, tail = _split_body(request, raw)
         execution = _execution_request(doc.get("parameters"), model)
         inputs = _inputs(doc, tail, model)
         wanted, binary = _wanted_outputs(doc, model)
