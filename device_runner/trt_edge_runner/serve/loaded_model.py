@@ -119,7 +119,7 @@ class LoadedModel:
                      "b64": base64.b64encode(data).decode()}
                 )  # fmt: skip
             request = {"phase": phase} if phase else {"profile": profile}
-            await engine.call("infer", {"request": request, "inputs": inputs, "outputs": []})
+            await engine.call("infer", {"request": request, "inputs": inputs})
 
     def record_steps(self, steps: list[dict[str, Any]]) -> None:
         for step in steps:
