@@ -30,7 +30,7 @@ from trt_edge_runner.serve.metrics import Metrics
 from trt_edge_runner.serve.scheduler import Scheduler, deadline_error
 from trt_edge_runner.serve.supervisor import Supervisor
 from trt_edge_runner.serve.tensor_bytes import filled
-from trt_edge_runner.serve.text import BundleTextCodec
+from trt_edge_runner.text import BundleText
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class LoadedModel:
     bundle: Path
     slot: str | None
     manifest: BundleManifest
-    text: BundleTextCodec | None
+    text: BundleText | None  # None: not a causal LM, or no tokenizer (token ids only)
     supervisor: Supervisor
     scheduler: Scheduler
     metrics: Metrics
@@ -76,7 +76,10 @@ class LoadedModel:
         manifest = BundleManifest.from_json(
             (bundle / BUNDLE_JSON).read_bytes(), str(bundle / BUNDLE_JSON)
         )
-        text = BundleTextCodec.open(bundle, manifest.llm) if manifest.llm is not None else None
+        llm = manifest.llm
+        text = None
+        if llm is not None and llm.tokenizer is not None:
+            text = BundleText.from_bundle(bundle, llm)
         scheduler = Scheduler(options.max_queue, options.timeout_s, metrics.queue_depth.set)
         model: LoadedModel
 

@@ -33,7 +33,7 @@ from trt_edge_runner.serve.generation_params import (
 )
 from trt_edge_runner.serve.loaded_model import LoadedModel
 from trt_edge_runner.serve.service import Service
-from trt_edge_runner.serve.text import TextStream
+from trt_edge_runner.text import BundleText, TextError, TextStream
 
 COMPLETIONS_DEFAULT_MAX_TOKENS = 16
 FINISH_REASONS = {
@@ -161,7 +161,10 @@ async def _generation(request: Request, endpoint: str, chat: bool) -> Generation
                 f"{model.name!r} carries no chat template; use /v1/completions",
                 field="messages",
             )
-        prompt_ids = text.render_chat(messages)
+        try:
+            prompt_ids = text.encode_chat(messages)
+        except TextError as exc:  # the template refused the conversation (raise_exception)
+            raise bad_field("messages", exc.message) from None
     else:
         prompt = prompt_of(body)
         prompt_ids = text.encode(prompt) if isinstance(prompt, str) else prompt
@@ -198,8 +201,9 @@ async def _generate(request: Request, endpoint: str, chat: bool) -> Response:
     try:
         job = await _generation(request, endpoint, chat)
         model = job.model
-        assert model.text is not None
-        stream = TextStream(model.text, job.params.stop)
+        text: BundleText | None = model.text
+        assert text is not None
+        stream = text.stream(job.params.stop)
         events = model.generate(job.engine_body(), model.scheduler.deadline(), arrived)
         if job.params.stream:
             first = await _first(events)
