@@ -1,5 +1,6 @@
 #include "cli_options.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <limits>
@@ -35,6 +36,24 @@ int64_t parse_int_in(const std::string& text, const std::string& flag, int64_t l
   if (v < low || v > high) {
     throw usage(shown(flag, text) + ": must be between " + std::to_string(low) + " and " +
                 std::to_string(high) + " (" + why + ")");
+  }
+  return v;
+}
+
+double parse_number_in(const std::string& text, const std::string& flag, double low, bool low_open,
+                       double high) {
+  double v = 0.0;
+  try {
+    size_t used = 0;
+    v = std::stod(text, &used);
+    if (used != text.size()) throw std::invalid_argument(text);
+  } catch (const std::exception&) {
+    throw usage(shown(flag, text) + ": expected a number");
+  }
+  if (!std::isfinite(v) || v < low || (low_open && v == low) || v > high) {
+    std::ostringstream range;
+    range << (low_open ? "(" : "[") << low << ", " << high << "]";
+    throw usage(shown(flag, text) + ": must be in " + range.str());
   }
   return v;
 }
@@ -82,6 +101,22 @@ static std::vector<int64_t> parse_prompt_ids(const std::string& text) {
 
 /// --generate runs its own phases on inputs it makes: it takes no other request and none
 /// of the single-request flags; it needs --prompt-ids.
+/// --stop-token-ids 7,8: comma-separated token ids, at least one.
+static std::vector<int64_t> parse_token_list(const std::string& text, const std::string& flag) {
+  std::vector<int64_t> ids;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    const int64_t id = parse_int_in(part, flag, 0, std::numeric_limits<int64_t>::max(), "a token id");
+    ids.push_back(id);
+  }
+  if (ids.empty() || text.back() == ',') {
+    throw usage(flag + " " + (text.empty() ? std::string("''") : text) +
+                ": expected comma-separated token ids, e.g. 7,8");
+  }
+  return ids;
+}
+
 static void check_generate_flags(const Options& o, int requests, bool warmup_given) {
   if (requests > 0) {
     throw usage("--generate runs the prompt under 'prefill' and each new token under 'decode' "
@@ -131,6 +166,33 @@ Options parse_command_line(int argc, char** argv) {
       o.max_new_tokens = parse_int_in(next(), "--max-new-tokens", 1,
                                       std::numeric_limits<int32_t>::max(), "tokens to generate");
       o.max_new_tokens_given = true;
+    } else if (a == "--temperature") {
+      o.sampling.temperature = parse_number_in(next(), "--temperature", 0.0, false, 100.0);
+      o.sampling_given = true;
+    } else if (a == "--top-k") {
+      o.sampling.top_k = parse_int_in(next(), "--top-k", 0, std::numeric_limits<int32_t>::max(),
+                                      "0 = off");
+      o.sampling_given = true;
+    } else if (a == "--top-p") {
+      o.sampling.top_p = parse_number_in(next(), "--top-p", 0.0, true, 1.0);
+      o.sampling_given = true;
+    } else if (a == "--repetition-penalty") {
+      o.sampling.repetition_penalty =
+          parse_number_in(next(), "--repetition-penalty", 0.0, true, 100.0);
+      o.sampling_given = true;
+    } else if (a == "--sample-seed") {
+      o.sampling.seed = static_cast<uint64_t>(parse_int_in(
+          next(), "--sample-seed", 0, std::numeric_limits<int64_t>::max(), "a seed"));
+      o.sampling_given = true;
+    } else if (a == "--stop-token-ids") {
+      o.stop_token_ids = parse_token_list(next(), "--stop-token-ids");
+      o.sampling_given = true;
+    } else if (a == "--serve") {
+      o.serve = true;
+    } else if (a == "--max-request-bytes") {
+      o.max_request_bytes = static_cast<size_t>(parse_int_in(
+          next(), "--max-request-bytes", 1024, int64_t{1} << 30, "the longest request line"));
+      o.max_request_bytes_given = true;
     } else if (a == "--check-values") {
       o.check_values = true;
     } else if (a == "--dims") {
@@ -179,12 +241,24 @@ Options parse_command_line(int argc, char** argv) {
   }
   if (o.version) return o;
   if (o.bundle.empty()) throw usage("--bundle is required");
+  if (o.serve) {
+    if (requests > 0 || o.generate || o.prompt_given || o.max_new_tokens_given ||
+        o.sampling_given || !o.inputs.empty() || !o.outputs.empty() || o.bench > 0 ||
+        !o.dims.empty() || o.check_values || o.runs_given || warmup_given || o.json) {
+      throw usage("--serve reads its requests as JSON lines on stdin (docs/engine-protocol.md): "
+                  "it takes only --bundle, --no-verify, --ignore-policy, --progress and "
+                  "--max-request-bytes");
+    }
+    return o;
+  }
+  if (o.max_request_bytes_given) throw usage("--max-request-bytes goes with --serve");
   if (o.generate) {
     check_generate_flags(o, requests, warmup_given);
     return o;
   }
-  if (o.prompt_given || o.max_new_tokens_given) {
-    throw usage("--prompt-ids and --max-new-tokens go with --generate");
+  if (o.prompt_given || o.max_new_tokens_given || o.sampling_given) {
+    throw usage("--prompt-ids and --max-new-tokens go with --generate, as do --temperature, "
+                "--top-k, --top-p, --repetition-penalty, --sample-seed and --stop-token-ids");
   }
   if (requests != 1) {
     throw usage("pass exactly one of --phase, --profile, --auto, --phases, --load");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "errors.h"
+#include "sampler.h"
 
 namespace trt_edge::runner::cli {
 
@@ -38,6 +39,12 @@ struct Options {
   bool prompt_given = false;
   int64_t max_new_tokens = 16;
   bool max_new_tokens_given = false;
+  SamplingParams sampling;             ///< --temperature, --top-k, --top-p, ... (with --generate)
+  std::vector<int64_t> stop_token_ids;  ///< --stop-token-ids
+  bool sampling_given = false;
+  bool serve = false;  ///< --serve: the engine protocol on stdin/stdout (docs/engine-protocol.md)
+  size_t max_request_bytes = size_t{64} << 20;  ///< --max-request-bytes (with --serve)
+  bool max_request_bytes_given = false;
 };
 
 /// The options of `argv`; RunnerError (kUsage) naming the flag for anything malformed.
@@ -49,6 +56,11 @@ RunnerError usage(const std::string& message);
 
 /// `text` as an integer, or a usage error naming `flag`.
 int64_t parse_int(const std::string& text, const std::string& flag);
+
+/// `text` as a finite number in [low, high] (low excluded when `low_open`), or a usage error
+/// naming `flag` and the range.
+double parse_number_in(const std::string& text, const std::string& flag, double low, bool low_open,
+                       double high);
 
 /// `text` as an integer in [low, high], or a usage error naming `flag`, the range and `why`.
 int64_t parse_int_in(const std::string& text, const std::string& flag, int64_t low, int64_t high,

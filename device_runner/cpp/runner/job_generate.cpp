@@ -7,9 +7,15 @@
 
 namespace trt_edge::runner::cli {
 
-/// --generate: greedy generation over the loaded module (generate.h), then its document.
+/// --generate: one generation over the loaded module (generate.h), then its document.
 int run_generate(const Options& o, ProfiledModule& module, const GenerationPlan& plan) {
-  const GenerationResult result = greedy_generate(module, plan, o.prompt_ids, o.max_new_tokens);
+  Generator generator(module, plan);
+  GenerationRequest request;
+  request.prompt = o.prompt_ids;
+  request.max_new_tokens = o.max_new_tokens;
+  request.sampling = o.sampling;
+  request.stop_token_ids = o.stop_token_ids;
+  const GenerationResult result = generator.generate(request);
   if (o.json) {
     Json doc = document_head(true);
     doc.update(bundle_json(module, o));

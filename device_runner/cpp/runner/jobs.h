@@ -16,6 +16,8 @@ int run_phases(const Options& o, ProfiledModule& module);
 int report_load(const Options& o, const ProfiledModule& module);
 /// --generate (job_generate.cpp).
 int run_generate(const Options& o, ProfiledModule& module, const GenerationPlan& plan);
+/// --serve: the engine protocol on stdin/stdout, docs/engine-protocol.md (job_serve.cpp).
+int run_serve(const Options& o, ProfiledModule& module);
 /// --version (job_version.cpp).
 int print_version(const Options& o);
 

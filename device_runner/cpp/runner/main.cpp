@@ -44,6 +44,7 @@ int run(const Options& o) {
   enter_stage("loading model.pte");
   ProfiledModule module(std::move(bundle), o.honour_policy);
   if (o.load_only) return report_load(o, module);
+  if (o.serve) return run_serve(o, module);
   if (plan) return run_generate(o, module, *plan);
   return o.phases ? run_phases(o, module) : run_one(o, module);
 }
@@ -62,7 +63,10 @@ int main(int argc, char** argv) {
   install_fatal_signal_report();
   install_runtime_log_sink();
   bool json = false;  // known before parsing, so a usage error is a JSON document too
-  for (int i = 1; i < argc; ++i) json = json || std::strcmp(argv[i], "--json") == 0;
+  for (int i = 1; i < argc; ++i) {
+    // --serve speaks JSON lines: a failure to start is the --json error document too.
+    json = json || std::strcmp(argv[i], "--json") == 0 || std::strcmp(argv[i], "--serve") == 0;
+  }
   try {
     return run(parse_command_line(argc, argv));
   } catch (const RunnerError& e) {
