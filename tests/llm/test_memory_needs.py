@@ -142,3 +142,42 @@ def test_build_warns_when_a_boards_memory_less_headroom_cannot_hold_the_bundle(
     assert "fits the 8 GiB module" in warnings[0]
     assert built(headroom_mib=0) == ()
     shutil.rmtree(tmp_path / "out")
+
+
+@pytest.mark.parametrize("arch", ARCH)
+def test_the_estimate_before_building_is_a_lower_bound_of_the_built_needs(
+    arch: str, mini_bundle: Callable[[str], Path], mini_project: Callable[[str], Path]
+) -> None:
+    from trt_edge.manifest import load_manifest_or_raise
+    from trt_edge.memory.estimate import manifest_estimate
+
+    built = manifest_of(mini_bundle(arch)).memory
+    estimate = manifest_estimate(load_manifest_or_raise(mini_project(arch)))
+    assert built is not None and estimate is not None
+    assert estimate.kv_cache_bytes == built.kv_cache_bytes
+    assert estimate.weights_bytes <= built.weights_bytes
+    assert estimate.total_bytes <= built.total_bytes
+
+
+@pytest.mark.xdist_group("llm-qwen3")
+def test_validate_warns_before_building_when_a_board_cannot_hold_the_model(
+    mini_project: Callable[[str], Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trt_edge.cli.main import main
+
+    source = mini_project("qwen3")
+    text = source.read_text().replace("./folder", str(source.parent / "folder"))
+    text = text.replace(
+        "targets: [cpu-x86_64]",
+        "targets: [cpu-x86_64, jetson-orin-nano-jp6]\n  memory_headroom_mib: 4088",
+    )
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(text)
+    assert main(["validate", str(manifest)]) == 0  # a warning, not an error
+    captured = capsys.readouterr()
+    assert "memory estimated before building: at least" in captured.out
+    (warning,) = [line for line in captured.err.splitlines() if "warning: memory:" in line]
+    assert "jetson-orin-nano-jp6 4 GiB" in warning and "fits the 8 GiB module" in warning
+    assert main(["validate", str(manifest), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["memory"]["warnings"] == [warning.split("warning: memory: ", 1)[1]]
