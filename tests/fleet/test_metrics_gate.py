@@ -4,6 +4,7 @@ with the service's metric names, labels and latency buckets."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -147,3 +148,28 @@ def test_histogram_quantile_edges() -> None:
     assert histogram_quantile(0.95, [(1.0, 0.0), (inf, 0.0)]) is None
     assert histogram_quantile(0.95, [(1.0, 0.0), (2.0, 0.0), (inf, 4.0)]) == 2.0
     assert histogram_quantile(0.5, [(1.0, 10.0), (inf, 10.0)]) == 0.5
+
+
+def test_a_device_whose_metrics_cannot_be_fetched_fails_naming_the_url(tmp_path: Path) -> None:
+    from trt_edge.fleet.execute import metrics_verdict
+
+    log = tmp_path / "wave-1-metrics.log"
+    unreachable = metrics_verdict("dev7", None, MetricsThresholds(), INSTALLED, log)
+    assert unreachable.failures == [f"dev7: no report from the device; see {log}"]
+    refused = {
+        "url": "http://127.0.0.1:8000/metrics",
+        "status_0": "-1",
+        "error_0": "Status code was -1 and not [200]: Request failed: <urlopen error "
+        "[Errno 111] Connection refused>",
+    }
+    verdict = metrics_verdict("dev7", refused, MetricsThresholds(), INSTALLED, log)
+    assert verdict.failures == [
+        "dev7: cannot scrape http://127.0.0.1:8000/metrics (HTTP -1: Status code was -1 and "
+        "not [200]: Request failed: <urlopen error [Errno 111] Connection refused>); is "
+        "`trt-edge-device serve` running there?"
+    ]
+    service = Service()
+    first = service.text()
+    service.serve("ok", 3)
+    fetched = {"status_0": 200, "metrics_0": first, "status_1": 200, "metrics_1": service.text()}
+    assert metrics_verdict("dev7", fetched, MetricsThresholds(), INSTALLED, log).ok
