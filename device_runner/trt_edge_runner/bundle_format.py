@@ -175,6 +175,30 @@ class LlmSection:
         }
 
 
+MEMORY_KEYS = ("weights_bytes", "planned_bytes", "kv_cache_bytes", "runner_bytes", "total_bytes")
+
+
+@dataclass(frozen=True)
+class MemorySection:
+    """`bundle.json` `memory`: what the bundle needs at run time, in bytes.
+
+    Written by the build (`trt_edge.memory`), read by the device agent's install check
+    and by `inspect`/`info`. `planned_bytes` are the program's memory-planned buffers
+    (activations and, for a causal LM, the KV cache: `kv_cache_bytes` is the part of
+    `planned_bytes` the cache takes, not an addition); `total_bytes` is weights +
+    planned + the runner's own. Optional: bundles built before it have none.
+    """
+
+    weights_bytes: int
+    planned_bytes: int
+    kv_cache_bytes: int
+    runner_bytes: int
+    total_bytes: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {key: getattr(self, key) for key in MEMORY_KEYS}
+
+
 @dataclass(frozen=True)
 class BundleManifest:
     schema_version: int
@@ -191,6 +215,7 @@ class BundleManifest:
     delegates: tuple[DelegateInfo, ...] = ()
     provenance: dict[str, Any] = field(default_factory=dict)
     llm: LlmSection | None = None  # only for causal LMs built by the Hugging Face recipe
+    memory: MemorySection | None = None  # what it needs at run time (absent in older bundles)
 
     # ---- derived views -------------------------------------------------
     def symbols(self) -> dict[str, tuple[int, int]]:
@@ -207,6 +232,8 @@ class BundleManifest:
         doc = self._core_dict()
         if self.llm is not None:  # absent otherwise: other bundles' bytes stay as they were
             doc["llm"] = self.llm.to_dict()
+        if self.memory is not None:  # likewise absent in bundles built without it
+            doc["memory"] = self.memory.to_dict()
         return doc
 
     def _core_dict(self) -> dict[str, Any]:
@@ -400,6 +427,7 @@ class _Reader:
             for i, d in enumerate(doc.get("delegates", []))
         )
         llm = self.llm(doc["llm"], inputs, outputs, files) if doc.get("llm") is not None else None
+        memory = self.memory(doc["memory"]) if doc.get("memory") is not None else None
         return BundleManifest(
             schema_version=version,
             name=self.get(model, "name", "model", str),
@@ -415,7 +443,15 @@ class _Reader:
             delegates=delegates,
             provenance=doc.get("provenance", {}),
             llm=llm,
+            memory=memory,
         )
+
+    def memory(self, section: Any) -> MemorySection:
+        sizes = {key: self.get(section, key, "memory", int) for key in MEMORY_KEYS}
+        for key, value in sizes.items():
+            if value < 0:
+                raise self.fail(f"memory.{key}", f"must be >= 0, got {value}")
+        return MemorySection(**sizes)
 
     def optional_int(self, obj: dict[str, Any], key: str, path: str) -> int | None:
         value = obj.get(key)

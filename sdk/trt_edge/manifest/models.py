@@ -142,6 +142,13 @@ class Build(_Strict):
         default_factory=lambda: ["cpu-x86_64"],
         description="Target ids from the target catalog (trt-edge validate lists them).",
     )
+    memory_headroom_mib: int | None = Field(
+        default=None,
+        ge=0,
+        description="MiB of a board's memory kept free for the OS, the agent and the "
+        "CUDA/TensorRT libraries when judging whether the bundle fits a target "
+        "(default 1024). The build warns when a target's board cannot hold the bundle.",
+    )
 
 
 class Parity(_Strict):

@@ -15,6 +15,7 @@ whether it came from the cache and which environment computed it.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -79,6 +80,7 @@ class BuildOptions:
     source_date_epoch: int | None = None  # default: $SOURCE_DATE_EPOCH, else manifest mtime
     progress: ProgressSink | None = None
     target: str | None = None  # a catalog id; default: the manifest's first target
+    memory_headroom_mib: int | None = None  # overrides the manifest's build.memory_headroom_mib
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,7 @@ class BuildResult:
     cached: dict[str, bool] = field(default_factory=dict)
     backend: str = ""
     backend_reason: str = ""
+    memory_warnings: tuple[str, ...] = ()  # boards of the target that cannot hold the bundle
 
 
 def _code_digest(*roots: Path, names: tuple[str, ...] | None = None) -> str:
@@ -469,6 +472,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
                     write_file(staged.path / name, data)
                 llm = llm_section(job.recipe_files, "forward", outputs)
             delegates = read_delegates(staged.path / MODEL_PTE, manifest)
+            memory, memory_warnings = _memory(manifest, options, staged.path, llm, target)
             provenance: dict[str, Any] = {
                 "manifest_sha256": manifest.source_sha256,
                 "model_source_sha256": digest.sha256,
@@ -487,7 +491,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
 
             def document() -> Any:
                 provenance["stages"] = job.stage_provenance()  # validate joins at commit
-                return make_bundle_manifest(
+                doc = make_bundle_manifest(
                     manifest,
                     bundle_dir=staged.path,
                     backend=choice.backend.name,
@@ -497,6 +501,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
                     provenance=provenance,
                     llm=llm,
                 )
+                return dataclasses.replace(doc, memory=memory)
 
             write_bundle_json(staged.path, document())
         report = _validate(
@@ -527,7 +532,30 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
         cached=dict(timer.cached),
         backend=choice.backend.name,
         backend_reason=choice.reason,
+        memory_warnings=memory_warnings,
     )
+
+
+def _memory(
+    manifest: ResolvedManifest,
+    options: BuildOptions,
+    staged: Path,
+    llm: Any,
+    target: dict[str, Any],
+) -> tuple[Any, tuple[str, ...]]:
+    """The bundle's `memory` section and a warning per board of the target that cannot
+    hold it (`trt_edge.memory`; logged here, shown again in the build summary)."""
+    from trt_edge.memory import bundle_memory, over_budget
+    from trt_edge.targets import load_catalog
+
+    memory = bundle_memory(staged, llm)
+    headroom = options.memory_headroom_mib
+    if headroom is None:
+        headroom = manifest.memory_headroom_mib
+    warnings = tuple(over_budget(memory, load_catalog().get(str(target["id"])), headroom))
+    for warning in warnings:
+        log.warning("memory_over_budget", detail=warning)
+    return memory, warnings
 
 
 def _validate(
