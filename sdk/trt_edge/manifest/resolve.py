@@ -110,4 +110,5 @@ def resolve(
         locations=locations,
         huggingface=huggingface,
         requirements=tuple(line.strip() for line in model["requirements"]),
+        generation=(doc.get("runtime") or {}).get("generation"),
     )

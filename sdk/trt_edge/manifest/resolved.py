@@ -70,6 +70,8 @@ class ResolvedManifest:
     huggingface: HuggingFaceModel | None = None
     # `model.requirements`, as written (stripped), in order: pip requirement lines.
     requirements: tuple[str, ...] = ()
+    # `runtime.generation`: the generation contract declared into bundle.json, or None.
+    generation: str | None = None
 
     @property
     def manifest_dir(self) -> Path:
