@@ -130,6 +130,13 @@ class Runtime(_Strict):
         default_factory=dict,
         description="Phase name -> profile name or index (or 'auto' under policy auto).",
     )
+    generation: Literal["tiny_llm"] | None = Field(
+        default=None,
+        description="The generation contract the model implements, declared into bundle.json "
+        "for `trt-edge generate` and the device runner. tiny_llm: inputs (token ids [1, seq], "
+        "start position [1], then the caches), outputs (logits, then the updated caches in the "
+        "caches' order). A Hugging Face causal LM declares its own (bundle.json llm).",
+    )
 
 
 class Build(_Strict):

@@ -46,6 +46,7 @@ from trt_edge.pipeline.cache import (
     origin_entry,
     read_origin,
 )
+from trt_edge.pipeline.code_digest import EXPORT_ENTRIES, VALIDATE_ENTRIES, stage_code_digest
 from trt_edge.pipeline.environment import BuildEnvironment, current_environment
 from trt_edge.pipeline.errors import (
     BadInputError,
@@ -109,16 +110,6 @@ def _code_digest(*roots: Path, names: tuple[str, ...] | None = None) -> str:
     return digest.hexdigest()
 
 
-def _build_code_digest(*names: str) -> str:
-    """Hash of the build modules a stage's output depends on (not the whole package:
-    editing the CLI or the bundle writer must not throw away lowered programs)."""
-    root = Path(__file__).parent
-    digest = _code_digest(root, names=names)
-    return hashlib.sha256((digest + _code_digest(root / "lower")).encode()).hexdigest()
-
-
-EXPORT_CODE = ("load_model.py", "plan.py", "export.py")
-VALIDATE_CODE = ("plan.py", "validate.py", "delegates.py")
 # What a Hugging Face model's stages also depend on: transformers and the recipe's code.
 RECIPE_PACKAGES = ("transformers", "tokenizers", "safetensors")
 # Files the recipe adds to the export and lower cache entries (tokenizer, llm facts).
@@ -140,21 +131,6 @@ def _model_key(manifest: ResolvedManifest) -> Any:
         "max_cache_len": source.max_cache_len,
         "recipe": _recipe_code_digest(),
     }
-
-
-def _runner_code_digest() -> str:
-    import trt_edge_runner
-
-    names = (
-        "runner.py",
-        "policy.py",
-        "input_check.py",
-        "guard.py",
-        "errors.py",
-        "bundle_format.py",
-        "tensors.py",
-    )
-    return _code_digest(Path(trt_edge_runner.__file__).parent, names=names)
 
 
 def _io_doc(manifest: ResolvedManifest) -> dict[str, Any]:
@@ -434,7 +410,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
     if manifest.huggingface is not None:
         extra_packages += RECIPE_PACKAGES
     packages = package_versions(extra_packages)
-    build_code = _build_code_digest(*EXPORT_CODE)
+    build_code = stage_code_digest(EXPORT_ENTRIES)
     export_key = cache_key(
         stage=EXPORT.name,
         model=_model_key(manifest),
@@ -589,8 +565,7 @@ def _validate(
         io=_io_doc(manifest),
         tolerance=[manifest.atol, manifest.rtol],
         runtime={"policy": manifest.runtime.policy, "phases": dict(manifest.runtime.phases)},
-        runner=_runner_code_digest(),
-        code=_build_code_digest(*VALIDATE_CODE),
+        code=stage_code_digest(VALIDATE_ENTRIES),
         requirements=requirements,
         environment=job.environment.id,
         **parts,
