@@ -190,3 +190,6 @@ def test_load_reports_mode_phases_and_profiles_without_executing(
     assert doc["profiles"] == ["decode", "prefill"] and doc["profile0_only"] is False
     assert doc["model"] == {"name": "tiny", "version": "0.0.1"}
     assert "outputs" not in doc and "latency_ms" not in doc
+    # The memory check reads the process's peak resident set after the load (VmHWM of
+    # /proc/self/status) in whole bytes; a process that loaded ExecuTorch holds megabytes.
+    assert isinstance(doc["peak_rss_bytes"], int) and doc["peak_rss_bytes"] > 1_000_000

@@ -84,6 +84,43 @@ std::string names_of(const std::vector<TensorSpec>& specs) {
   return "[" + names + "]";
 }
 
+/// bundle.json `generation`: the declared tiny-LLM contract, its names resolved to indices.
+GenerationSection generation_section(const json& section, const Bundle& b,
+                                      const std::string& source) {
+  const std::string path = "generation";
+  const int64_t version = int_field(section, "version", source, path);
+  if (version != kGenerationSectionVersion) {
+    bad(source, "generation.version",
+        "this runner reads generation section version " +
+            std::to_string(kGenerationSectionVersion) + ", the bundle has " +
+            std::to_string(version) +
+            "; update the runner or rebuild the bundle with a matching trt-edge");
+  }
+  GenerationSection g;
+  g.contract = string_field(section, "contract", source, path);
+  if (g.contract != "tiny_llm") {
+    bad(source, "generation.contract",
+        "'" + g.contract + "' is not a contract this runner knows (tiny_llm)");
+  }
+  g.tokens_input = string_field(section, "tokens", source, path);
+  g.start_input = string_field(section, "start_position", source, path);
+  g.logits_output = string_field(section, "logits", source, path);
+  g.tokens_index = index_of(b.inputs, g.tokens_input);
+  g.start_index = index_of(b.inputs, g.start_input);
+  g.logits_index = index_of(b.outputs, g.logits_output);
+  if (g.tokens_index == b.inputs.size()) {
+    bad(source, "generation.tokens", "'" + g.tokens_input + "' is not an input " + names_of(b.inputs));
+  }
+  if (g.start_index == b.inputs.size()) {
+    bad(source, "generation.start_position",
+        "'" + g.start_input + "' is not an input " + names_of(b.inputs));
+  }
+  if (g.logits_index == b.outputs.size()) {
+    bad(source, "generation.logits", "'" + g.logits_output + "' is not an output");
+  }
+  return g;
+}
+
 /// bundle.json `llm`: every field trt_edge_runner.bundle_format.LlmSection reads, with the
 /// same checks, plus what this runner relies on: the method is io.method (the one loaded)
 /// and the positions input is an integer tensor it can bounds-check.
@@ -260,6 +297,12 @@ Bundle read_bundle(const std::string& dir) {
     if (doc.contains("llm") && !doc.at("llm").is_null()) {
       if (!doc.at("llm").is_object()) bad(source, "llm", "expected an object");
       b.llm = llm_section(doc.at("llm"), b, source);
+    }
+    // Other top-level sections (`memory`, ...) and the llm section's other fields
+    // (`chat_template`, `special_tokens`, ...) are for other readers: not refused here.
+    if (doc.contains("generation") && !doc.at("generation").is_null()) {
+      if (!doc.at("generation").is_object()) bad(source, "generation", "expected an object");
+      b.generation = generation_section(doc.at("generation"), b, source);
     }
     return b;
   } catch (const json::exception& e) {

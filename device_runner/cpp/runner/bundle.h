@@ -58,6 +58,24 @@ struct LlmSection {
   std::vector<int64_t> eos_token_ids;
 };
 
+/// The version of bundle.json's `generation` section this runner reads.
+inline constexpr int64_t kGenerationSectionVersion = 1;
+
+/// bundle.json `generation` (trt_edge_runner.bundle_format.GenerationSection): a generation
+/// contract whose caches cross the call boundary, declared rather than recognised by input
+/// names. `tiny_llm`: the method takes `tokens` [1, seq] and `start_position` [1]; every other
+/// input is a cache, in the order of the outputs other than `logits`, which each call returns
+/// updated and the next call takes back.
+struct GenerationSection {
+  std::string contract;  ///< "tiny_llm"
+  std::string tokens_input;
+  std::string start_input;
+  std::string logits_output;
+  size_t tokens_index = 0;  ///< indices in Bundle::inputs / Bundle::outputs
+  size_t start_index = 0;
+  size_t logits_index = 0;
+};
+
 struct Bundle {
   std::string dir;
   std::string name;
@@ -72,6 +90,7 @@ struct Bundle {
   std::string target_arch;  ///< target.arch ("x86_64", "aarch64"); empty: any architecture
   std::string target_id;    ///< target.id, for messages
   std::optional<LlmSection> llm;  ///< only for causal LMs built by the Hugging Face recipe
+  std::optional<GenerationSection> generation;  ///< a declared tiny-LLM contract
 
   /// Bounds indexed [profile][input], as `ProfileTable.from_bundle` builds them in Python.
   ProfileTable profile_table() const;

@@ -1,0 +1,120 @@
+#include "generation_state.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "sampler.h"
+#include "stage.h"
+
+namespace trt_edge::runner {
+namespace {
+
+/// A token-id or position array of `dtype` (int64 or int32) holding `values`, shaped `shape`.
+Array integers(const std::string& dtype, std::vector<int64_t> shape,
+               const std::vector<int64_t>& values) {
+  Array a;
+  a.dtype = dtype;
+  a.shape = std::move(shape);
+  const size_t item = dtype == "int32" ? sizeof(int32_t) : sizeof(int64_t);
+  a.data.resize(values.size() * item);
+  for (size_t k = 0; k < values.size(); ++k) {
+    if (item == sizeof(int32_t)) {
+      const auto v = static_cast<int32_t>(values[k]);
+      std::memcpy(a.data.data() + k * item, &v, item);
+    } else {
+      std::memcpy(a.data.data() + k * item, &values[k], item);
+    }
+  }
+  return a;
+}
+
+Array zeros(const Bundle& b, const TensorSpec& spec) {
+  Array a;
+  a.dtype = spec.dtype;
+  a.shape = b.shape_of(spec, {});
+  a.data.assign(static_cast<size_t>(a.numel()) * dtype_size(spec.dtype), 0);
+  return a;
+}
+
+/// A phase the runtime policy does not name runs under auto (as the Python generate does).
+Request request_for(const ProfiledModule& module, const char* phase) {
+  return module.bundle().phases.count(phase) ? module.request_for_phase(phase)
+                                             : Request::automatic();
+}
+
+}  // namespace
+
+GenerationState::GenerationState(ProfiledModule& module, GenerationPlan plan)
+    : module_(module),
+      plan_(std::move(plan)),
+      prefill_(request_for(module, kPrefillPhase)),
+      decode_(request_for(module, kDecodePhase)),
+      inputs_(module.bundle().inputs.size()) {
+  reset();
+}
+
+void GenerationState::reset() {
+  const Bundle& b = module_.bundle();
+  for (size_t index : plan_.cache_inputs) inputs_[index] = zeros(b, b.inputs[index]);
+  cached_.clear();
+}
+
+Array GenerationState::call(const char* phase, const std::vector<int64_t>& ids, int64_t start,
+                            GenerationResult& stats) {
+  using clock = std::chrono::steady_clock;
+  const Bundle& b = module_.bundle();
+  const bool causal = plan_.contract == GenerationContract::kCausalLm;
+  const auto n = static_cast<int64_t>(ids.size());
+  inputs_[plan_.tokens_index] = integers(b.inputs[plan_.tokens_index].dtype, {1, n}, ids);
+  const std::string& positions_dtype = b.inputs[plan_.positions_index].dtype;
+  if (causal) {
+    std::vector<int64_t> positions(ids.size());
+    for (int64_t k = 0; k < n; ++k) positions[static_cast<size_t>(k)] = start + k;
+    inputs_[plan_.positions_index] = integers(positions_dtype, {n}, positions);
+  } else {
+    inputs_[plan_.positions_index] = integers(positions_dtype, {1}, {start});
+  }
+  enter_stage(std::string("generating: ") + phase + " at position " + std::to_string(start));
+  // From here until the call succeeds the cache's contents are unknown.
+  cached_.resize(static_cast<size_t>(std::min<int64_t>(start, static_cast<int64_t>(cached_.size()))));
+  const bool prefill = std::strcmp(phase, kPrefillPhase) == 0;
+  const auto t0 = clock::now();
+  RunResult run = guarded(prefill ? prefill_ : decode_, [&] { return module_.execute(inputs_); });
+  const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+  stats.steps.push_back(GenerationStep{phase, run.profile, start, n, round_ms(ms)});
+  size_t needed = plan_.logits_index + 1;
+  for (size_t index : plan_.cache_outputs) needed = std::max(needed, index + 1);
+  if (run.outputs.size() < needed) {
+    throw RunnerError(ErrorKind::kExecutionFailed,
+                      b.dir + "/model.pte: method '" + b.method + "' returned " +
+                          std::to_string(run.outputs.size()) + " tensor outputs, generate needs " +
+                          std::to_string(needed) + " (bundle.json io.outputs)");
+  }
+  for (size_t k = 0; k < plan_.cache_inputs.size(); ++k) {
+    inputs_[plan_.cache_inputs[k]] = std::move(run.outputs[plan_.cache_outputs[k]]);
+  }
+  if (static_cast<int64_t>(cached_.size()) == start) {
+    cached_.insert(cached_.end(), ids.begin(), ids.end());
+  }
+  return std::move(run.outputs[plan_.logits_index]);
+}
+
+std::vector<float> last_row(const Array& logits) {
+  if (logits.dtype != "float32" || logits.shape.empty() || logits.shape.back() < 1) {
+    throw RunnerError(ErrorKind::kExecutionFailed,
+                      "the logits output is " + logits.dtype + " shaped with " +
+                          std::to_string(logits.shape.size()) +
+                          " dims; generate reads float32 logits with a vocabulary dimension");
+  }
+  const int64_t row = logits.shape.back();
+  const int64_t first = logits.numel() - row;
+  std::vector<float> out(static_cast<size_t>(row));
+  std::memcpy(out.data(), logits.data.data() + static_cast<size_t>(first) * sizeof(float),
+              out.size() * sizeof(float));
+  return out;
+}
+
+int64_t argmax_last_row(const Array& logits) { return argmax(last_row(logits)); }
+
+}  // namespace trt_edge::runner
