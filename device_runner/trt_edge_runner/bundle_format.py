@@ -136,7 +136,12 @@ class LlmSection:
       planned memory it allocates; a runner supplying its own must zero it);
     - text: `ids = tokenizer.encode(text)` with special tokens, then `[bos_token_id] +
       ids` when `prepend_bos` (`adds_bos` says the tokenizer itself already puts bos
-      first); stop when a generated id is in `eos_token_ids`.
+      first); stop when a generated id is in `eos_token_ids`;
+    - chat: `chat_template` (the model's Jinja template, null when it has none) rendered as
+      transformers' `apply_chat_template` renders it, with `special_tokens` (`bos_token`,
+      `eos_token`, `pad_token`, … as strings) as template variables, then encoded without
+      special tokens (`trt_edge_runner.text`). Both are absent (None) in bundles built
+      before they were recorded: such a bundle has no chat template.
     """
 
     version: int
@@ -155,9 +160,12 @@ class LlmSection:
     requires_zeroed_planned_memory: bool
     cache_buffers: tuple[str, ...]
     architecture: str
+    chat_template: str | None = None
+    # None: a bundle from before the chat fields (then neither is written back)
+    special_tokens: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "version": self.version,
             "method": self.method,
             "max_cache_len": self.max_cache_len,
@@ -174,6 +182,10 @@ class LlmSection:
             "cache_buffers": list(self.cache_buffers),
             "architecture": self.architecture,
         }
+        if self.special_tokens is not None:
+            doc["chat_template"] = self.chat_template
+            doc["special_tokens"] = dict(self.special_tokens)
+        return doc
 
 
 MEMORY_KEYS = ("weights_bytes", "planned_bytes", "kv_cache_bytes", "runner_bytes", "total_bytes")
@@ -580,6 +592,22 @@ class _Reader:
         max_cache_len = self.get(section, "max_cache_len", path, int)
         if max_cache_len < 1:
             raise self.fail("llm.max_cache_len", f"must be >= 1, got {max_cache_len}")
+        chat_template = section.get("chat_template")
+        if chat_template is not None and not isinstance(chat_template, str):
+            raise self.fail(
+                "llm.chat_template",
+                f"expected a Jinja template string or null, got {chat_template!r}",
+            )
+        special_tokens = section.get("special_tokens")
+        if special_tokens is not None and (
+            not isinstance(special_tokens, dict)
+            or not all(isinstance(v, str) for v in special_tokens.values())
+        ):
+            raise self.fail(
+                "llm.special_tokens",
+                "expected an object of token strings (bos_token, eos_token, …), got "
+                f"{special_tokens!r}",
+            )
         return LlmSection(
             version=version,
             method=self.get(section, "method", path, str),
@@ -599,4 +627,8 @@ class _Reader:
             ),
             cache_buffers=tuple(buffers),
             architecture=self.get(section, "architecture", path, str),
+            chat_template=chat_template,
+            special_tokens=dict(special_tokens)
+            if special_tokens is not None
+            else ({} if "chat_template" in section else None),
         )

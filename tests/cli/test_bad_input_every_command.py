@@ -60,6 +60,7 @@ MISSING_BUNDLE = Case(lambda p: [str(p / "no-bundle")], EXIT_BAD_INPUT, lambda p
 NO_ENGINE_ENV = (("DOCKER_HOST", NO_ENGINE),)
 
 HOST_CASES: dict[tuple[str, ...], Case] = {
+    ("serve",): MISSING_BUNDLE,
     ("validate",): Case(lambda p: [str(p / "m.yaml")], EXIT_BAD_INPUT, lambda p: "m.yaml"),
     ("profiles",): Case(lambda p: [str(p / "m.yaml")], EXIT_BAD_INPUT, lambda p: "m.yaml"),
     ("build",): Case(lambda p: [str(p / "m.yaml"), "--local"], EXIT_BAD_INPUT, lambda p: "m.yaml"),
@@ -157,6 +158,8 @@ DEVICE_CASES: dict[tuple[str, ...], Case] = {
         lambda p: "device.json:1:2",
     ),
     ("rollback",): Case(lambda p: ["--root", _a_file(p)], EXIT_BAD_INPUT, lambda p: "a-file"),
+    # Off loopback without an API key: refused before anything listens.
+    ("serve",): Case(lambda p: ["--host", "0.0.0.0"], EXIT_BAD_INPUT, lambda p: "0.0.0.0"),
     ("trust", "add"): Case(lambda p: [str(p / "r.json")], EXIT_BAD_INPUT, lambda p: "r.json"),
     ("trust", "status"): Case(lambda p: ["--root", _a_file(p)], EXIT_BAD_INPUT, lambda p: "a-file"),
 }

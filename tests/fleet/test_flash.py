@@ -80,6 +80,10 @@ def test_dry_run_stages_runner_bundle_keys_and_service(
     assert "ExecStart=/usr/local/bin/trt-edge-device status" in unit.read_text()
     wants = rootfs / "etc/systemd/system/multi-user.target.wants/trt-edge-agent.service"
     assert os.readlink(wants) == "../trt-edge-agent.service"
+    serve_unit = rootfs / "etc/systemd/system/trt-edge-serve.service"
+    assert "ExecStart=/usr/local/bin/trt-edge-device serve\n" in serve_unit.read_text()
+    serve_wants = rootfs / "etc/systemd/system/multi-user.target.wants/trt-edge-serve.service"
+    assert os.readlink(serve_wants) == "../trt-edge-serve.service"
     assert os.access(rootfs / "usr/local/bin/trt-edge-device", os.X_OK)
     assert "l4t_initrd_flash.sh" in out and "jetson-orin-nano-devkit internal" in out
 

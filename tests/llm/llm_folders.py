@@ -106,6 +106,17 @@ def mini_config(arch: str) -> Any:
     raise ValueError(arch)
 
 
+def chat_template(arch: str) -> str | None:
+    """The mini's chat template: Gemma's format for gemma3, ChatML for Qwen, none for Llama
+    (so a bundle without a template is built and tested too)."""
+    writer = example_writer()
+    if arch == "gemma3":
+        return str(writer.GEMMA_CHAT_TEMPLATE)
+    if arch in ("qwen2", "qwen3"):
+        return str(writer.CHATML_CHAT_TEMPLATE)
+    return None
+
+
 def manifest_text(
     arch: str, max_cache_len: int = MAX_CACHE_LEN, requirements: list[str] | None = None
 ) -> str:
@@ -130,7 +141,8 @@ def write_project(root: Path, arch: str, requirements: list[str] | None = None) 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     root.mkdir(parents=True, exist_ok=True)
-    example_writer().write_folder(root / "folder", mini_config(arch))
+    writer = example_writer()
+    writer.write_folder(root / "folder", mini_config(arch), chat_template(arch))
     manifest = root / "manifest.yaml"
     manifest.write_text(manifest_text(arch, requirements=requirements), encoding="utf-8")
     return manifest

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from trt_edge.cli.generate import generate
 from trt_edge_runner.runner import Runner
-from trt_edge_runner.runner_interface import EXIT_REQUEST_REFUSED, EXIT_USAGE
+from trt_edge_runner.runner_interface import EXIT_BUNDLE_FORMAT, EXIT_REQUEST_REFUSED, EXIT_USAGE
 
 from tests.runner.tiny_llm_eager import eager_greedy
 
@@ -97,3 +97,37 @@ def test_a_bundle_of_neither_contract_is_refused(trt_edge_run: Path, llm_like_bu
     message = error["message"]
     assert "no llm section, and the inputs are ids, scale: generate needs a causal LM" in message
     assert "examples/tiny_llm/model.py" in message
+
+
+def edit_bundle_json(bundle: Path, edit: Any) -> None:
+    """Edits bundle.json in place (it is not among the hashed files)."""
+    doc = json.loads((bundle / "bundle.json").read_text())
+    edit(doc)
+    (bundle / "bundle.json").write_text(json.dumps(doc))
+
+
+def test_the_declared_generation_section_is_read(trt_edge_run: Path, llm_bundle_copy: Path) -> None:
+    def declare(doc: dict[str, Any]) -> None:
+        logits = doc["io"]["outputs"][0]["name"]
+        doc["generation"] = {
+            "version": 1,
+            "contract": "tiny_llm",
+            "tokens": "input_ids",
+            "start_position": "start_pos",
+            "logits": logits,
+        }
+        doc["memory"] = {"note": "a section for another reader"}  # not refused
+
+    edit_bundle_json(llm_bundle_copy, declare)
+    code, doc = cpp_generate(trt_edge_run, llm_bundle_copy, PROMPT, 4)
+    assert code == 0, doc
+    assert doc["contract"] == "tiny_llm" and doc["tokens"] == eager_greedy(PROMPT, 4)
+    # The section is what is read: a name it declares that the method lacks is refused.
+    edit_bundle_json(llm_bundle_copy, lambda d: d["generation"].update(logits="nope"))
+    code, doc = cpp_generate(trt_edge_run, llm_bundle_copy, PROMPT, 4)
+    assert code == EXIT_BUNDLE_FORMAT
+    assert "generation.logits" in doc["error"]["message"]
+    edit_bundle_json(llm_bundle_copy, lambda d: d["generation"].update(version=2))
+    code, doc = cpp_generate(trt_edge_run, llm_bundle_copy, PROMPT, 4)
+    assert code == EXIT_BUNDLE_FORMAT
+    assert "this runner reads generation section version 1" in doc["error"]["message"]

@@ -13,7 +13,11 @@ const char* const kUsage =
     "                    [--runs N] [--warmup N] [--bench N] [--json] [--progress]\n"
     "                    [--no-verify] [--ignore-policy]\n"
     "       trt-edge-run --bundle DIR --generate --prompt-ids 1,2,3 [--max-new-tokens N]\n"
+    "                    [--temperature T] [--top-k K] [--top-p P] [--repetition-penalty R]\n"
+    "                    [--sample-seed S] [--stop-token-ids 7,8]\n"
     "                    [--json] [--progress] [--no-verify] [--ignore-policy]\n"
+    "       trt-edge-run --bundle DIR --serve [--max-request-bytes N] [--progress]\n"
+    "                    [--no-verify] [--ignore-policy]\n"
     "       trt-edge-run --version [--json]\n";
 
 const char* const kHelp = R"(
@@ -27,12 +31,20 @@ Requests (exactly one):
                      profile's opt shape: --warmup N untimed runs (default 1), then
                      --runs N timed ones (default 3); reports median/min/max ms per phase
   --load             check and load the bundle, report its mode; execute nothing
-  --generate         greedy generation: --prompt-ids 1,2,3 (token ids; no tokenizer here)
+  --generate         generation: --prompt-ids 1,2,3 (token ids; no tokenizer here)
                      under the 'prefill' phase, in chunks when longer than its profile
                      takes, then each new token under 'decode', until an eos id or
                      --max-new-tokens N (default 16). A causal LM (bundle.json llm, KV
                      cache inside the program) or the tiny-LLM contract (caches passed
                      in and out); a request the cache cannot hold is refused first
+                     Sampling (greedy unless --temperature > 0): --temperature [0, 100],
+                     --top-k (0 = off), --top-p (0, 1], --repetition-penalty (0, 100]
+                     (CTRL's rule; 1 = off), --sample-seed S (same seed, same tokens),
+                     --stop-token-ids 7,8 (stop after one of these; it is kept)
+  --serve            the engine of the device service: load once, then requests as JSON
+                     lines on stdin, events as JSON lines on stdout (generate with
+                     streaming, sampling, cancel and prefix reuse; infer; ping; shutdown);
+                     the protocol is docs/engine-protocol.md
 
 Inputs: --inputs DIR holds one <input name>.npy per input (np.save); without it,
 inputs are random, the same for the same --seed S (default 0): integer inputs drawn
@@ -54,7 +66,7 @@ executions after a warm-up, next to a raw Module::execute on the same inputs.
    --load: "phases": {phase: index or "auto"}, "profiles": [name, ...],
      "peak_rss_bytes": the process's peak resident set after the load (VmHWM), or null
    --generate: "request": "generate", "contract": "causal_lm"|"tiny_llm",
-     "prompt_ids", "max_new_tokens", "tokens", "stop": "eos"|"max_new_tokens",
+     "prompt_ids", "max_new_tokens", "tokens", "stop": "eos"|"stop_token"|"max_new_tokens",
      "steps": [{"phase", "profile", "start", "seq", "ms"}], "timings":
      {"prefill_ms", "time_to_first_token_ms", "decode_ms_per_token",
      "decode_tokens_per_s", "tokens_per_s", "total_ms"} (as trt-edge generate --json)}

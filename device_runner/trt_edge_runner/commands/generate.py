@@ -1,13 +1,17 @@
-"""`trt-edge-device generate BUNDLE --prompt-ids 1,2,3 [--max-new-tokens N] [--json]`.
+"""`trt-edge-device generate BUNDLE (--prompt-ids 1,2,3 | --prompt TEXT [--chat [--system S]]
+| --messages FILE) [--stop TEXT]... [--max-new-tokens N] [--json]`.
 
 Greedy generation on the device, through the C++ runner (`trt-edge-run --generate`, a child
 process found like `run`'s: `--runner`, `$TRT_EDGE_RUNNER`, device.json `runner`, PATH): the
 prompt runs under the bundle's `prefill` phase (in chunks when longer than its profile), each
-new token under `decode`, until an eos id or `--max-new-tokens`. Token ids only: a device has
-no `tokenizers` library, so text in and out is the host's `trt-edge generate --prompt`. A
-causal LM (bundle.json `llm`) or the tiny-LLM contract; `--json` prints the same fields as
-`trt-edge generate --json` (`prompt_ids`, `tokens`, `stop`, `steps`, `timings`). Standard
-library only on this side.
+new token under `decode`, until an eos id or `--max-new-tokens`. A causal LM (bundle.json
+`llm`) or the tiny-LLM contract; `--json` prints the same fields as `trt-edge generate
+--json` (`prompt_ids`, `tokens`, `stop`, `steps`, `timings`).
+
+Text (`--prompt`, `--chat`, `--messages`, `--stop`) goes through the bundle's tokenizer and
+chat template (`trt_edge_runner.text`, which needs the `text` extra: `tokenizers`, `jinja2`);
+the output is then `text` too, cut at the first stop string (`stop` is `stop_string` then).
+Token ids need only the standard library.
 """
 
 from __future__ import annotations
@@ -32,8 +36,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from trt_edge_runner.agent.config import add_config_argument
 
     add_bundle_argument(parser, help="bundle directory (holds bundle.json and model.pte)")
+    prompt = parser.add_mutually_exclusive_group(required=True)
+    prompt.add_argument("--prompt-ids", help="comma-separated token ids, e.g. 1,2,3")
+    prompt.add_argument("--prompt", help="text, encoded with the bundle's tokenizer")
+    prompt.add_argument(
+        "--messages",
+        metavar="FILE",
+        help="a conversation as JSON ([{role, content}, ...]; '-' reads stdin), rendered "
+        "with the model's chat template",
+    )
     parser.add_argument(
-        "--prompt-ids", required=True, help="comma-separated token ids, e.g. 1,2,3 (no text)"
+        "--chat", action="store_true", help="send --prompt as a user turn of a chat"
+    )
+    parser.add_argument("--system", help="a system message before the --chat prompt")
+    parser.add_argument(
+        "--stop",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="end the text where this string appears (not included; repeatable)",
     )
     parser.add_argument(
         "--max-new-tokens", type=at_least(1, "--max-new-tokens"), default=16, help="tokens to make"
@@ -65,6 +86,12 @@ def require_contract(bundle: Path) -> None:
         )
 
 
+def raise_stop_needs_text() -> None:
+    from trt_edge_runner.text import TextError
+
+    raise TextError("--stop needs a text prompt (--prompt or --messages): ids have no text")
+
+
 def run(args: argparse.Namespace) -> int:
     import json
 
@@ -73,31 +100,62 @@ def run(args: argparse.Namespace) -> int:
     from trt_edge_runner.generation_summary import summary_lines
 
     require_dir(args.bundle, "bundle directory")
-    prompt = parse_prompt_ids(args.prompt_ids)
+    text: Any = None  # BundleText when the prompt is text
+    if args.prompt_ids is not None:
+        from trt_edge_runner.text.requests import check_text_options
+
+        check_text_options(args)
+        if args.stop:
+            raise_stop_needs_text()
+        prompt = parse_prompt_ids(args.prompt_ids)
+        request = None
+    else:
+        from trt_edge_runner.text import BundleText
+        from trt_edge_runner.text.requests import check_text_options, prompt_request
+
+        check_text_options(args)
+        text = BundleText.from_bundle(args.bundle)
+        request = prompt_request(args, text)
+        prompt = request.ids
     require_contract(args.bundle)
     runner = open_runner(args, probe=False)
     env = {"TRT_EDGE_RUNTIME_LOGS": "1"} if args.verbose else None
     doc, generation = runner.generate(
         args.bundle, prompt, args.max_new_tokens, verify=not args.no_verify, env=env
     )
+    stop = generation.stop
+    output = None
+    if text is not None:
+        from trt_edge_runner.text.requests import generated_text
+
+        output = generated_text(text, generation.tokens, args.stop)
+        if output.stop_string is not None:
+            stop = "stop_string"
     if args.json:
         report: dict[str, Any] = {
             **cpp_report_head(args.bundle, runner, doc),
             "contract": generation.contract,
             "prompt_ids": list(generation.prompt_ids),
             "tokens": list(generation.tokens),
-            "stop": generation.stop,
+            "stop": stop,
             "steps": doc["steps"],
             "timings": generation.timings,
         }
+        if output is not None and request is not None:
+            report["prompt_text"] = request.text
+            report["text"] = output.text
+            report["stop_string"] = output.stop_string
         print(json.dumps(report, indent=2))
         return 0
-    print(f"tokens: {','.join(str(t) for t in generation.tokens)}")
+    if output is not None:
+        print(output.text)
+    else:
+        print(f"tokens: {','.join(str(t) for t in generation.tokens)}")
     lines = summary_lines(
         len(generation.prompt_ids),
         generation.steps,
         len(generation.tokens),
-        generation.stop,
+        stop,
         generation.timings,
         doc["mode"],
     )
@@ -107,10 +165,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 COMMAND = Command(
-    "greedy generation with a prefill/decode bundle in the C++ runner (token ids in and out)",
+    "greedy generation with a prefill/decode bundle in the C++ runner (text or token ids)",
     description="Generate greedily with the C++ runner trt-edge-run: the prompt under the "
     "bundle's prefill phase, each new token under decode, until an eos id or "
-    "--max-new-tokens. Token ids only (the device has no tokenizer library).",
+    "--max-new-tokens. Text prompts and chats use the bundle's tokenizer and chat template "
+    "(needs trt-edge-runner[text]); token ids need nothing more.",
     add_arguments=add_arguments,
     run=run,
 )

@@ -8,6 +8,9 @@
     rootfs/var/lib/trt-edge/{state.json,slots/A,current}   the bundle, installed into slot A
     rootfs/etc/systemd/system/trt-edge-agent.service  boot-time recovery of interrupted installs
     rootfs/etc/systemd/system/multi-user.target.wants/trt-edge-agent.service (enabling link)
+    rootfs/etc/systemd/system/trt-edge-serve.service  the service: `trt-edge-device serve` on the
+                                                      active slot (OpenAI API, KServe v2, /metrics),
+                                                      restarted by systemd; enabled the same way
 
 The bundle goes through the device agent's own install transaction (signature
 against the staged keys, fingerprint against the board's target, safe
@@ -34,6 +37,7 @@ from trt_edge.flash.runner_tarball import check_runner_tarball, unpack_runner
 from trt_edge.targets import Target
 
 SERVICE_NAME = "trt-edge-agent.service"
+SERVE_SERVICE_NAME = "trt-edge-serve.service"
 
 RUNNER_DIR = "opt/trt-edge/runner"
 AGENT_DIR = "opt/trt-edge/agent"
@@ -56,6 +60,23 @@ Type=oneshot
 RemainAfterExit=yes
 ExecStart=/usr/local/bin/trt-edge-device status
 ExecStartPost=-/usr/local/bin/trt-edge-device health
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+# The device's service. Loopback only (no API key is staged): an application on the device,
+# or a reverse proxy, is its client. It follows installs and rollbacks on its own (hot swap);
+# it needs the `serve` extra of trt-edge-runner in the device's python3.
+SERVE_SERVICE = """[Unit]
+Description=trt-edge service: serve the active bundle (OpenAI API, KServe v2, /metrics)
+After=trt-edge-agent.service
+ConditionPathExists=/var/lib/trt-edge
+
+[Service]
+ExecStart=/usr/local/bin/trt-edge-device serve
+Restart=always
+RestartSec=2
 
 [Install]
 WantedBy=multi-user.target
@@ -207,11 +228,12 @@ def stage_rootfs(
         unit_dir = rootfs / "etc/systemd/system"
         wants = unit_dir / "multi-user.target.wants"
         wants.mkdir(parents=True, exist_ok=True)
-        write_atomic(unit_dir / SERVICE_NAME, SERVICE.encode())
-        link = wants / SERVICE_NAME
-        if not link.is_symlink():
-            os.symlink(f"../{SERVICE_NAME}", link)
-        written.append(f"etc/systemd/system/{SERVICE_NAME} (enabled)")
+        for name, unit in ((SERVICE_NAME, SERVICE), (SERVE_SERVICE_NAME, SERVE_SERVICE)):
+            write_atomic(unit_dir / name, unit.encode())
+            link = wants / name
+            if not link.is_symlink():
+                os.symlink(f"../{name}", link)
+            written.append(f"etc/systemd/system/{name} (enabled)")
     except OSError as exc:
         raise FlashRefusedError(f"{rootfs}: staging failed: {exc}") from None
     finally:

@@ -19,3 +19,9 @@ class NoTokenizerError(TrtEdgeError):
     """The bundle carries no tokenizer, or `tokenizers` is not installed here (exit 2)."""
 
     exit_code = EXIT_BAD_INPUT
+
+
+class ChatTemplateSourceError(TrtEdgeError):
+    """The model folder's chat template cannot be read (exit 2: fix the folder)."""
+
+    exit_code = EXIT_BAD_INPUT

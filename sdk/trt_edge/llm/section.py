@@ -1,7 +1,8 @@
 """The recipe's bundle files and `bundle.json` `llm` section, made once and cached.
 
 `recipe_files` runs with the exported program (it needs transformers for the
-tokenizer) and returns plain files — `llm.json` (the facts) and `tokenizer.json`
+tokenizer) and returns plain files — `llm.json` (the facts, with the folder's chat
+template and special-token strings, `trt_edge.llm.chat`) and `tokenizer.json`
 when the folder has a tokenizer — which the stage cache stores beside the program
 and the `.pte`, so a rebuild from the cache neither imports transformers nor loses
 them. `llm_section` turns those facts into the `LlmSection` the bundle carries.
@@ -43,6 +44,8 @@ def recipe_files(manifest: ResolvedManifest, wrapper: Any) -> dict[str, bytes]:
         "adds_bos": tokenizer.adds_bos,
         "prepend_bos": tokenizer.prepend_bos,
         "cache_buffers": wrapper.cache_buffer_names(),
+        "chat_template": tokenizer.chat_template,
+        "special_tokens": tokenizer.special_strings or {},
     }
     files = {FACTS_FILE: canonical_json(facts)}
     if tokenizer.json_text is not None:
@@ -76,4 +79,6 @@ def llm_section(
         requires_zeroed_planned_memory=True,
         cache_buffers=tuple(facts["cache_buffers"]),
         architecture=facts["architecture"],
+        chat_template=facts.get("chat_template"),
+        special_tokens=dict(facts.get("special_tokens") or {}),
     )

@@ -49,6 +49,8 @@ class BundleTokenizer:
     special: SpecialTokens
     adds_bos: bool  # the tokenizer's own encode() already puts bos first
     prepend_bos: bool  # transformers puts bos first and the tokenizer does not: a runner must
+    chat_template: str | None = None  # the folder's default chat template (`llm.chat`)
+    special_strings: dict[str, str] | None = None  # bos_token, eos_token, … as strings
 
 
 def _json(path: Path) -> dict[str, Any]:
@@ -111,8 +113,10 @@ def bundle_tokenizer(manifest: ResolvedManifest) -> BundleTokenizer:
     source = manifest.huggingface
     assert source is not None
     if not source.has_tokenizer:
-        return BundleTokenizer(None, special_tokens(source.folder, None), False, False)
+        return BundleTokenizer(None, special_tokens(source.folder, None), False, False, None, {})
     from tokenizers import Tokenizer
+
+    from trt_edge.llm.chat import folder_chat_template, special_token_strings
 
     reference = load_auto_tokenizer(manifest)
     text = reference.backend_tokenizer.to_str()
@@ -121,4 +125,11 @@ def bundle_tokenizer(manifest: ResolvedManifest) -> BundleTokenizer:
     own = Tokenizer.from_str(text).encode("x").ids
     adds_bos = bos is not None and bool(own) and own[0] == bos
     transformers_adds = bos is not None and reference("x")["input_ids"][:1] == [bos]
-    return BundleTokenizer(text, special, adds_bos, transformers_adds and not adds_bos)
+    return BundleTokenizer(
+        text,
+        special,
+        adds_bos,
+        transformers_adds and not adds_bos,
+        folder_chat_template(source.folder),
+        special_token_strings(reference),
+    )

@@ -16,6 +16,9 @@ last-position logits with eager transformers under the same cache semantics
   where eager's top-2 gap is within the parity tolerance of the two logits;
 - `tokenizer`: the bundle's tokenizer (the `tokenizers` library and the section's
   bos rule alone) encodes and decodes sample strings as transformers does;
+- `chat_template`: the bundle's chat template, rendered by the device's text layer
+  (`trt_edge_runner.text`) from the staged bundle, gives the same text and ids as
+  transformers' `apply_chat_template` on sample conversations (or both refuse one);
 - `cache_bounds`: a position at `max_cache_len` or below 0 is refused by the runner;
 - `outside`: one step past every profile's `seq` bounds is refused.
 
@@ -300,6 +303,47 @@ class _Checks:
             )
         return {"present": True, "file": section.tokenizer, "samples": rows, "ok": ok}
 
+    def chat_template(self) -> dict[str, Any]:
+        from trt_edge_runner.text import BundleText, TextError
+
+        from trt_edge.llm.chat import SAMPLE_CONVERSATIONS
+        from trt_edge.llm.tokenizer import load_auto_tokenizer
+
+        section = self.runner.manifest.llm
+        if section.tokenizer is None or section.chat_template is None:
+            return {"present": False, "ok": True}
+        reference = load_auto_tokenizer(self.manifest)
+        text = BundleText.from_bundle(self.staged, section)
+        rows = []
+        for number, conversation in enumerate(SAMPLE_CONVERSATIONS):
+            messages = [dict(m) for m in conversation]
+            try:
+                want: str | None = reference.apply_chat_template(
+                    messages, tokenize=False, add_generation_prompt=True
+                )
+                want_ids = list(
+                    reference.apply_chat_template(
+                        messages, tokenize=True, add_generation_prompt=True, return_dict=False
+                    )
+                )
+            except Exception:  # the template refused it (raise_exception): we must refuse too
+                want, want_ids = None, []
+            try:
+                got: str | None = text.render_chat(messages)
+                got_ids = text.encode_chat(messages)
+            except TextError:
+                got, got_ids = None, []
+            ok = got == want and got_ids == want_ids
+            rows.append({"conversation": number, "refused": want is None, "ok": ok})
+            if not ok:
+                self.failures.append(
+                    f"chat_template: conversation {number} ({len(messages)} messages) renders "
+                    f"differently from transformers' apply_chat_template: bundle {got!r}, "
+                    f"transformers {want!r}; the model's template uses something the device's "
+                    "renderer (trt_edge_runner.text) does not do as transformers does"
+                )
+        return {"present": True, "conversations": rows, "ok": all(r["ok"] for r in rows)}
+
     def cache_bounds(self) -> list[dict[str, Any]]:
         from trt_edge_runner.errors import InputValueError, RunnerError
 
@@ -363,6 +407,7 @@ def validate_causal_lm(
     state = checks.state()
     generation = checks.generation()
     tokenizer = checks.tokenizer()
+    chat = checks.chat_template()
     bounds = checks.cache_bounds()
     outside = probe_outside(runner, manifest, plan, failures, str(staged))
     sections = {
@@ -375,6 +420,7 @@ def validate_causal_lm(
         "state": state,
         "generation": generation,
         "tokenizer": tokenizer,
+        "chat_template": chat,
         "cache_bounds": bounds,
         "outside": outside,
     }

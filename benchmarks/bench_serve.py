@@ -1,0 +1,318 @@
+"""The service (`trt-edge-device serve`) against one `trt-edge-run --generate` per request,
+measured side by side in one run on one bundle.
+
+    .venv/bin/python benchmarks/bench_serve.py [--bundle DIR] [--runner PATH] [--requests 16]
+        [--prompt-len 32] [--new-tokens 32] [--concurrency 1,4,8]
+
+Default bundle: the upstream seed's mini Gemma-3 (examples/gemma3, `max_cache_len` 512),
+built like `bench_llm.py` builds it (or reused from its cache under
+~/.cache/trt-edge/bench-serve). Every request is greedy over token ids (no tokenizer in the
+timing), so the served tokens equal the one-shot runner's.
+
+At each concurrency (1, 4, 8 clients, each sending its share of `--requests` back to back):
+- served: streaming `/v1/completions` over HTTP (httpx, SSE): requests/s, p50/p95 time to
+  first token (the first `data:` event) and latency (to `data: [DONE]`);
+- one-shot: a `trt-edge-run --generate --json` process per request, the same number in
+  parallel: requests/s, latency (process wall), and time to first token = the process's
+  wall before generation started (start, integrity check, load) + its own
+  `time_to_first_token_ms` (the process prints nothing before it ends);
+printed side by side with served ÷ one-shot ratios. Then, at concurrency 1: served decode
+tokens/s (client side, between the first and last token event) ÷ the runner's own
+`decode_tokens_per_s`; time to first token of a follow-up sharing a long prefix with the
+previous request (the engine reuses its cache) vs after an unrelated request (cold); and
+the service's RSS (front end + engine).
+
+Figures, never asserted; the machine is shared (load average printed). Exits 0 whether any
+goal is met; 1 when a measurement cannot be taken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import concurrent.futures
+import json
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_llm import load, recipe_bundle, write_seed_folder  # noqa: E402
+from bench_runner import cpp_binary  # noqa: E402
+
+WORK = Path.home() / ".cache" / "trt-edge" / "bench-serve"
+
+
+@dataclass(frozen=True)
+class Sample:
+    ttft: float
+    latency: float
+    tokens: int
+    decode_s: float  # first token event to last
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def prompt_ids(length: int, salt: int = 0) -> list[int]:
+    return [4 + (7 * i + 13 * salt) % 500 for i in range(length)]
+
+
+# ---- the service -------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def start_service(bundle: Path, runner: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    import httpx
+
+    port = free_port()
+    argv = [sys.executable, "-m", "trt_edge_runner.device_cli", "serve", "--bundle", str(bundle)]
+    argv += ["--runner", str(runner), "--port", str(port), "--max-queue", "64"]
+    with log.open("wb") as handle:
+        process = subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            sys.exit(f"the service exited {process.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            if httpx.get(f"{url}/v2/health/ready", timeout=5).status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    sys.exit(f"the service was not ready in 300 s:\n{log.read_text()[-3000:]}")
+
+
+async def served_request(client: Any, url: str, prompt: list[int], new_tokens: int) -> Sample:
+    body = {"prompt": prompt, "max_tokens": new_tokens, "temperature": 0, "stream": True}
+    started = time.perf_counter()
+    first = last = 0.0
+    tokens = 0
+    async with client.stream("POST", f"{url}/v1/completions", json=body) as response:
+        if response.status_code != 200:
+            sys.exit(f"served request failed: {response.status_code} {await response.aread()!r}")
+        async for line in response.aiter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            now = time.perf_counter()
+            chunk = json.loads(line[6:])
+            if "error" in chunk:
+                sys.exit(f"served request failed mid-stream: {chunk['error']}")
+            if chunk["choices"] and chunk["choices"][0]["finish_reason"] is None:
+                tokens += 1
+                first = first or now
+                last = now
+    end = time.perf_counter()
+    return Sample(first - started, end - started, tokens, last - first)
+
+
+async def served_level(
+    url: str, concurrency: int, requests: int, args: argparse.Namespace
+) -> tuple[list[Sample], float]:
+    import httpx
+
+    per_client = max(1, requests // concurrency)
+    async with httpx.AsyncClient(timeout=600) as client:
+
+        async def one_client(n: int) -> list[Sample]:
+            return [
+                await served_request(
+                    client, url, prompt_ids(args.prompt_len, n * 100 + i), args.new_tokens
+                )
+                for i in range(per_client)
+            ]
+
+        started = time.perf_counter()
+        results = await asyncio.gather(*(one_client(n) for n in range(concurrency)))
+        wall = time.perf_counter() - started
+    return [s for batch in results for s in batch], wall
+
+
+# ---- one process per request -------------------------------------------------------------
+def oneshot_request(
+    runner: Path, bundle: Path, prompt: list[int], new_tokens: int
+) -> tuple[Sample, dict[str, Any]]:
+    argv = [str(runner), "--bundle", str(bundle), "--generate", "--json"]
+    argv += ["--prompt-ids", ",".join(map(str, prompt)), "--max-new-tokens", str(new_tokens)]
+    started = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"{runner} --generate failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+    doc: dict[str, Any] = json.loads(done.stdout)
+    timings = doc["timings"]
+    before_generation = wall - timings["total_ms"] / 1000.0
+    ttft = before_generation + timings["time_to_first_token_ms"] / 1000.0
+    return Sample(ttft, wall, len(doc["tokens"]), 0.0), doc
+
+
+def oneshot_level(
+    runner: Path, bundle: Path, concurrency: int, requests: int, args: argparse.Namespace
+) -> tuple[list[Sample], float]:
+    per_client = max(1, requests // concurrency)
+    jobs = [
+        prompt_ids(args.prompt_len, n * 100 + i)
+        for n in range(concurrency)
+        for i in range(per_client)
+    ]
+    started = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
+        samples = list(
+            pool.map(lambda p: oneshot_request(runner, bundle, p, args.new_tokens)[0], jobs)
+        )
+    return samples, time.perf_counter() - started
+
+
+# ---- report --------------------------------------------------------------------------------
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.1f}"
+
+
+def report_level(
+    concurrency: int, served: tuple[list[Sample], float], oneshot: tuple[list[Sample], float]
+) -> None:
+    (s, s_wall), (o, o_wall) = served, oneshot
+    s_rps, o_rps = len(s) / s_wall, len(o) / o_wall
+    rows = [
+        ("requests/s", s_rps, o_rps, "{:8.2f}"),
+        (
+            "TTFT p50 ms",
+            percentile([x.ttft for x in s], 0.5),
+            percentile([x.ttft for x in o], 0.5),
+            None,
+        ),
+        (
+            "TTFT p95 ms",
+            percentile([x.ttft for x in s], 0.95),
+            percentile([x.ttft for x in o], 0.95),
+            None,
+        ),
+        (
+            "latency p50 ms",
+            percentile([x.latency for x in s], 0.5),
+            percentile([x.latency for x in o], 0.5),
+            None,
+        ),
+        (
+            "latency p95 ms",
+            percentile([x.latency for x in s], 0.95),
+            percentile([x.latency for x in o], 0.95),
+            None,
+        ),
+    ]
+    print(f"\nconcurrency {concurrency} ({len(s)} requests each side)")
+    print(f"  {'':16} {'served':>9} {'one-shot':>9} {'served/one-shot':>16}")
+    for name, a, b, fmt in rows:
+        text_a = fmt.format(a) if fmt else ms(a)
+        text_b = fmt.format(b) if fmt else ms(b)
+        print(f"  {name:16} {text_a:>9} {text_b:>9} {a / b:16.3f}")
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def engine_pids(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found.extend(int(t) for t in (task / "children").read_text().split())
+    return found
+
+
+async def prefix_reuse(url: str, args: argparse.Namespace, prefix_len: int) -> tuple[float, float]:
+    """TTFT of a follow-up sharing `prefix_len` tokens with the previous request vs after an
+    unrelated one (the engine's kept cache does not match: a cold prefill)."""
+    import httpx
+
+    prefix = prompt_ids(prefix_len, 7)
+    follow = [*prefix, 11, 12, 13, 14]
+    other = prompt_ids(prefix_len, 8)
+    warm, cold = [], []
+    async with httpx.AsyncClient(timeout=600) as client:
+        for _ in range(args.rounds):
+            await served_request(client, url, prefix, 1)
+            warm.append((await served_request(client, url, follow, 1)).ttft)
+            await served_request(client, url, other, 1)
+            cold.append((await served_request(client, url, follow, 1)).ttft)
+    return statistics.median(warm), statistics.median(cold)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--bundle", type=Path, default=None)
+    parser.add_argument("--runner", type=Path, default=None)
+    parser.add_argument("--requests", type=int, default=16)
+    parser.add_argument("--prompt-len", type=int, default=32)
+    parser.add_argument("--new-tokens", type=int, default=32)
+    parser.add_argument("--concurrency", default="1,4,8")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    runner = args.runner or cpp_binary()
+    if args.bundle is None:
+        write_seed_folder(WORK)
+        args.bundle = recipe_bundle(WORK, 512)
+    bundle: Path = args.bundle
+    doc = json.loads((bundle / "bundle.json").read_text())
+    cache_len = int(doc["llm"]["max_cache_len"])
+    print(f"bundle {doc['model']['name']} {doc['model']['version']} ({bundle}), cache {cache_len}")
+    print(f"prompt {args.prompt_len} tokens, {args.new_tokens} new, greedy; {load()}")
+    with tempfile.TemporaryDirectory(prefix="bench-serve-") as scratch:
+        process, url = start_service(bundle, runner, Path(scratch) / "service.log")
+        try:
+            asyncio.run(served_level(url, 1, 2, args))  # warm: page cache, first allocations
+            for level in (int(c) for c in args.concurrency.split(",")):
+                served = asyncio.run(served_level(url, level, args.requests, args))
+                oneshot = oneshot_level(runner, bundle, level, args.requests, args)
+                report_level(level, served, oneshot)
+            # Decode rate: served (client side) vs the runner's own, concurrency 1.
+            served_rates = [
+                (s.tokens - 1) / s.decode_s
+                for s in asyncio.run(served_level(url, 1, args.rounds * 2, args))[0]
+                if s.tokens > 1 and s.decode_s > 0
+            ]
+            runner_rates = [
+                oneshot_request(runner, bundle, prompt_ids(args.prompt_len, i), args.new_tokens)[1][
+                    "timings"
+                ]["decode_tokens_per_s"]
+                for i in range(args.rounds)
+            ]
+            s_rate, r_rate = statistics.median(served_rates), statistics.median(runner_rates)
+            print(f"\ndecode tokens/s: served {s_rate:.1f}, runner's own {r_rate:.1f}, "
+                  f"ratio {s_rate / r_rate:.3f} (goal >= 0.95)")  # fmt: skip
+            prefix_len = min(512, cache_len - 16)
+            warm, cold = asyncio.run(prefix_reuse(url, args, prefix_len))
+            print(
+                f"follow-up TTFT sharing a {prefix_len}-token prefix: with reuse "
+                f"{warm * 1000:.1f} ms, cold {cold * 1000:.1f} ms, {cold / warm:.1f}x faster "
+                "(goal >= 5x)"
+            )
+            engines = engine_pids(process.pid)
+            front, engine = rss_kib(process.pid), sum(rss_kib(p) for p in engines)
+            print(f"service RSS: front end {front / 1024:.1f} MiB + engine {engine / 1024:.1f} MiB")
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(60)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

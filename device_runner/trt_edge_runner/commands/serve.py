@@ -1,0 +1,128 @@
+"""`trt-edge-device serve [--bundle DIR] [--host H] [--port P] [--runner PATH]`: the service.
+
+One long-lived C++ engine (`trt-edge-run --serve`) per loaded bundle behind an
+OpenAI-compatible API (causal LMs), the Open Inference Protocol (KServe v2, every bundle)
+and Prometheus `/metrics`. Without `--bundle` it serves the agent's active slot and follows
+installs and rollbacks (hot swap). Loopback by default; any other address needs an API key.
+Needs the `serve` extra (`pip install 'trt-edge-runner[serve]'`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from trt_edge_runner.cli_args import at_least
+from trt_edge_runner.cli_shell import Command
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from trt_edge_runner.agent.config import add_location_arguments
+
+    parser.add_argument(
+        "--bundle",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="serve this bundle directory (default: the agent's active slot, followed across "
+        "installs and rollbacks)",
+    )
+    add_serve_arguments(parser)
+    add_location_arguments(parser)
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options `trt-edge-device serve` and the host's `trt-edge serve` share."""
+    parser.add_argument(
+        "--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST})"
+    )
+    parser.add_argument(
+        "--port",
+        type=at_least(0, "--port"),
+        default=DEFAULT_PORT,
+        help=f"port (default {DEFAULT_PORT})",
+    )
+    parser.add_argument(
+        "--runner", type=Path, default=None, metavar="PATH",
+        help="the trt-edge-run binary (else $TRT_EDGE_RUNNER, device.json runner, PATH)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--api-key",
+        default=os.environ.get("TRT_EDGE_API_KEY"),
+        help="bearer key clients must send (env TRT_EDGE_API_KEY); required off loopback",
+    )
+    parser.add_argument(
+        "--tls-cert", type=Path, default=None, metavar="FILE", help="TLS certificate (PEM)"
+    )
+    parser.add_argument(
+        "--tls-key", type=Path, default=None, metavar="FILE", help="TLS private key (PEM)"
+    )
+    parser.add_argument(
+        "--max-queue",
+        type=at_least(0, "--max-queue"),
+        default=16,
+        help="requests that may wait for the engine before new ones get 503 (default 16)",
+    )
+    parser.add_argument(
+        "--request-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="deadline of a request, waiting included (default 300)",
+    )
+    parser.add_argument(
+        "--no-verify", action="store_true", help="skip the engine's sha256 check of bundle files"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    return serve_from_arguments(args, args.bundle, args.root)
+
+
+def serve_from_arguments(args: argparse.Namespace, bundle: Path | None, root: Path) -> int:
+    """Check the options, find the runner, serve until stopped (both CLIs end here)."""
+    from trt_edge_runner.agent.config import find_runner, load_runner_settings
+    from trt_edge_runner.cli_args import require_dir
+    from trt_edge_runner.errors import UsageError, Where
+
+    try:
+        from trt_edge_runner.serve.exposure import checked_exposure
+        from trt_edge_runner.serve.loaded_model import ServeOptions
+        from trt_edge_runner.serve.server import Source, configure_logging, serve
+    except ImportError as exc:
+        raise UsageError(
+            f"the service needs the serve extra ({exc.name} is not installed)",
+            hint="pip install 'trt-edge-runner[serve]'",
+        ) from None
+    if args.request_timeout <= 0:
+        raise UsageError(
+            "must be a positive number of seconds", where=Where(option="--request-timeout")
+        )
+    exposure = checked_exposure(args.host, args.port, args.api_key, args.tls_cert, args.tls_key)
+    bundle = (
+        None
+        if args.bundle is None
+        else require_dir(args.bundle, "bundle directory", option="--bundle")
+    )
+    settings = load_runner_settings(args.config)
+    runner = find_runner(args.runner, args.config, settings)
+    options = ServeOptions(
+        runner=runner.path,
+        max_queue=args.max_queue,
+        timeout_s=args.request_timeout,
+        verify=not args.no_verify,
+    )
+    configure_logging()
+    serve(Source(bundle, root), options, exposure)
+    return 0
+
+
+COMMAND = Command(
+    "serve a bundle: OpenAI-compatible API, KServe v2 and /metrics over one engine",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -1,0 +1,307 @@
+"""One `trt-edge-run --bundle DIR --serve` child and the JSON-lines pipe to it.
+
+Why a child process: a fatal signal inside ExecuTorch ends the engine, not the service; the
+parent sees EOF and the exit status (docs/engine-protocol.md). This module only talks the
+protocol: start the engine and wait for its `ready` line, send requests with fresh ids,
+route each event line to the request it names, and when the pipe ends fail every request
+in flight with `EngineDied` naming the exit status or signal. What to do about a death
+(restart, backoff) is the supervisor's job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import os
+import signal
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trt_edge_runner.errors import TrtEdgeError
+
+LOG = logging.getLogger("trt_edge_runner.serve.engine")
+# An infer answer carries whole output tensors base64-encoded on one line.
+LINE_LIMIT = 256 * 1024 * 1024
+STOP_TIMEOUT_S = 10.0
+
+
+class EngineError(TrtEdgeError):
+    """Base of what the engine client raises (the service turns each into an HTTP status)."""
+
+
+class EngineStartError(EngineError):
+    """The engine could not open, verify or load the bundle (its error document's message)."""
+
+
+class EngineDied(EngineError):
+    """The engine process ended while requests were in flight; the message says how."""
+
+
+class EngineRequestError(EngineError):
+    """The engine answered a request with an `error` event (kind, message, field)."""
+
+    def __init__(self, kind: str, message: str, field: str | None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.field = field
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """The engine's `ready` line: what the loaded bundle is and how it generates."""
+
+    model_name: str
+    model_version: str
+    mode: str
+    phases: dict[str, int | str]
+    profiles: tuple[str, ...]
+    inputs: tuple[dict[str, Any], ...]
+    outputs: tuple[dict[str, Any], ...]
+    generation: dict[str, Any] | None
+
+    @classmethod
+    def from_ready(cls, doc: Mapping[str, Any]) -> EngineInfo:
+        model = doc.get("model") or {}
+        return cls(
+            model_name=str(model.get("name", "")),
+            model_version=str(model.get("version", "")),
+            mode=str(doc.get("mode", "")),
+            phases=dict(doc.get("phases") or {}),
+            profiles=tuple(doc.get("profiles") or ()),
+            inputs=tuple(doc.get("inputs") or ()),
+            outputs=tuple(doc.get("outputs") or ()),
+            generation=doc.get("generation"),
+        )
+
+
+def describe_exit(pid: int, returncode: int | None) -> str:
+    """`trt-edge-run (pid 12) was killed by SIGKILL` / `exited with code 3`."""
+    if returncode is None:
+        return f"trt-edge-run (pid {pid}) closed its output"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"trt-edge-run (pid {pid}) was killed by {name}"
+    return f"trt-edge-run (pid {pid}) exited with code {returncode}"
+
+
+class EngineProcess:
+    """A started, ready engine. Use `start`; `request` yields one request's events."""
+
+    def __init__(self, process: asyncio.subprocess.Process, info: EngineInfo) -> None:
+        self._process = process
+        self.info = info
+        self._ids = itertools.count(1)
+        self._inflight: dict[str, asyncio.Queue[dict[str, Any] | EngineError]] = {}
+        self._write_lock = asyncio.Lock()
+        self._background: set[asyncio.Task[None]] = set()
+        self.death: str | None = None
+        self.ended = asyncio.Event()
+        self._reader = asyncio.create_task(self._read_events())
+        self._stderr = asyncio.create_task(_forward_stderr(process))
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @classmethod
+    async def start(
+        cls,
+        runner: Path,
+        bundle: Path,
+        *,
+        verify: bool = True,
+        env: Mapping[str, str] | None = None,
+    ) -> EngineProcess:
+        """Start the engine on `bundle` and wait for `ready`; EngineStartError otherwise."""
+        argv = [str(runner), "--bundle", str(bundle), "--serve"]
+        if not verify:
+            argv.append("--no-verify")
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                limit=LINE_LIMIT,
+                env={**os.environ, **(env or {})},
+                start_new_session=True,  # a Ctrl-C to the service is the service's to handle
+            )
+        except OSError as exc:
+            raise EngineStartError(f"{runner}: cannot start the engine: {exc}") from None
+        assert process.stdout is not None
+        line = await process.stdout.readline()
+        doc = _parse(line)
+        if doc is None or doc.get("event") != "ready":
+            stderr = b""
+            if process.stderr is not None:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    stderr = await asyncio.wait_for(process.stderr.read(), 5.0)
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            code = await process.wait()
+            raise EngineStartError(_start_failure(bundle, doc, stderr, process.pid, code))
+        return cls(process, EngineInfo.from_ready(doc))
+
+    async def _read_events(self) -> None:
+        stdout = self._process.stdout
+        assert stdout is not None
+        try:
+            while True:
+                try:
+                    line = await stdout.readline()
+                except (ValueError, asyncio.LimitOverrunError):  # a line past LINE_LIMIT
+                    LOG.error("engine pid %s wrote a line past %d bytes", self.pid, LINE_LIMIT)
+                    self.kill()
+                    break
+                if not line:
+                    break
+                doc = _parse(line)
+                if doc is None:
+                    LOG.warning("engine pid %s wrote a non-protocol line: %r", self.pid, line)
+                    continue
+                queue = self._inflight.get(str(doc.get("id")))
+                if queue is not None:
+                    queue.put_nowait(doc)
+        finally:
+            code = await self._process.wait()
+            self.death = describe_exit(self.pid, code)
+            for queue in self._inflight.values():
+                queue.put_nowait(EngineDied(self.death))
+            self.ended.set()
+
+    async def _send(self, doc: Mapping[str, Any]) -> None:
+        stdin = self._process.stdin
+        if self.ended.is_set() or stdin is None:
+            raise EngineDied(self.death or describe_exit(self.pid, self._process.returncode))
+        async with self._write_lock:
+            try:
+                stdin.write(json.dumps(doc, separators=(",", ":")).encode() + b"\n")
+                await stdin.drain()
+            except (BrokenPipeError, ConnectionResetError):
+                await self.ended.wait()
+                raise EngineDied(self.death or "trt-edge-run closed its input") from None
+
+    async def request(
+        self, op: str, body: Mapping[str, Any]
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        """Send one request; yield its events up to and including `done`.
+
+        An `error` event raises EngineRequestError; the engine's death raises EngineDied.
+        Leaving the iteration early (the caller was cancelled, the client went away) sends a
+        `cancel` for the request, so the engine stops at its next token.
+        """
+        request_id = f"r{next(self._ids)}"
+        queue: asyncio.Queue[dict[str, Any] | EngineError] = asyncio.Queue()
+        self._inflight[request_id] = queue
+        finished = False
+        try:
+            await self._send({**body, "id": request_id, "op": op})
+            while True:
+                item = await queue.get()
+                if isinstance(item, EngineError):
+                    finished = True
+                    raise item
+                event = item.get("event")
+                if event == "error":
+                    finished = True
+                    error = item.get("error") or {}
+                    raise EngineRequestError(
+                        str(error.get("kind", "internal")),
+                        str(error.get("message", "the engine refused the request")),
+                        error.get("field"),
+                    )
+                if event == "done":
+                    finished = True
+                yield item
+                if finished:
+                    return
+        finally:
+            if not finished and not self.ended.is_set():
+                # In the background: the caller (cancelled, or past its deadline) must not
+                # wait for the engine to reach its next token.
+                task = asyncio.create_task(self._cancel(request_id, queue))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+            else:
+                self._inflight.pop(request_id, None)
+
+    async def _cancel(
+        self, target: str, queue: asyncio.Queue[dict[str, Any] | EngineError]
+    ) -> None:
+        """Cancel `target` and consume its events up to its terminal one."""
+        cancel_id = f"c{next(self._ids)}"
+        self._inflight[cancel_id] = asyncio.Queue()
+        try:
+            await self._send({"id": cancel_id, "op": "cancel", "target": target})
+            while True:
+                item = await queue.get()
+                if isinstance(item, EngineError) or item.get("event") in ("done", "error"):
+                    return
+        except EngineError:
+            return
+        finally:
+            self._inflight.pop(cancel_id, None)
+            self._inflight.pop(target, None)
+
+    async def call(self, op: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """One request whose only event that matters is its `done` (infer, ping)."""
+        done: dict[str, Any] = {}
+        async for event in self.request(op, body):
+            done = event
+        return done
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self._process.kill()
+
+    async def stop(self) -> None:
+        """Close the engine's input (it exits 0), killing it if it does not within a while."""
+        if not self.ended.is_set() and self._process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._process.stdin.close()
+            try:
+                await asyncio.wait_for(self.ended.wait(), STOP_TIMEOUT_S)
+            except asyncio.TimeoutError:
+                self.kill()
+        await self.ended.wait()
+        await self._stderr
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _start_failure(
+    bundle: Path, doc: dict[str, Any] | None, stderr: bytes, pid: int, code: int
+) -> str:
+    if doc is not None and doc.get("error"):
+        return f"{bundle}: the engine did not load the bundle: {doc['error']}"
+    tail = stderr.decode(errors="replace").strip().splitlines()[-3:]
+    detail = f" ({' | '.join(tail)})" if tail else ""
+    return f"{bundle}: the engine did not start: {describe_exit(pid, code)}{detail}"
+
+
+async def _forward_stderr(process: asyncio.subprocess.Process) -> None:
+    """The engine's log lines into this service's log, tagged with its pid."""
+    if process.stderr is None:
+        return
+    while True:
+        try:
+            line = await process.stderr.readline()
+        except (ValueError, asyncio.LimitOverrunError):
+            continue
+        if not line:
+            return
+        LOG.info("engine %s: %s", process.pid, line.decode(errors="replace").rstrip())

@@ -1,0 +1,97 @@
+"""Follow the device agent's active slot: load the new one beside the old, then switch.
+
+The agent commits an install or a rollback by replacing `ROOT/state.json` atomically
+(`trt_edge_runner.agent.store`); that file's `active` slot is the one source of truth, so the
+watcher polls its identity (inode, mtime, size) and, when the active slot or the bundle in
+it changed, loads the new slot in a second engine and smoke-runs it. Only then do new
+requests go to it; the old model finishes what it holds (`Scheduler.drain`) and its engine
+stops. A load that fails leaves the old model serving and is logged; the next change of
+`state.json` is tried again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from trt_edge_runner.agent.store import DeviceStore
+from trt_edge_runner.errors import TrtEdgeError
+from trt_edge_runner.serve.engine_client import EngineError
+from trt_edge_runner.serve.loaded_model import LoadedModel
+from trt_edge_runner.serve.service import Service
+
+LOG = logging.getLogger("trt_edge_runner.serve.hot_swap")
+POLL_S = 1.0
+
+
+@dataclass(frozen=True)
+class ActiveSlot:
+    slot: str
+    bundle: Path
+    bundle_sha256: str
+
+
+def active_slot(root: Path) -> ActiveSlot | None:
+    """The slot `state.json` under `root` names active, or None when nothing is installed."""
+    store = DeviceStore(root)
+    state = store.load()
+    info = state.info(state.active)
+    if state.active is None or info is None:
+        return None
+    return ActiveSlot(state.active, store.slot_dir(state.active), info.bundle_sha256)
+
+
+async def swap_to(service: Service, target: ActiveSlot) -> bool:
+    """Load `target` beside the model being served; switch to it once it passed its smoke
+    run and drain the old one. False (the old model keeps serving) when it did not load."""
+    try:
+        model = await LoadedModel.load(target.bundle, target.slot, service.options, service.metrics)
+    except (EngineError, TrtEdgeError, OSError) as exc:
+        LOG.error("slot %s did not load; still serving the previous model: %s", target.slot, exc)
+        service.swap_error = f"slot {target.slot}: {exc}"
+        return False
+    old = service.current
+    service.serve(model)
+    LOG.info("serving %s %s from slot %s", model.name, model.version, target.slot)
+    if old is not None:
+        await old.scheduler.drain()
+        await old.close()
+    return True
+
+
+class SlotWatcher:
+    """Polls `ROOT/state.json` and swaps when the active slot changes."""
+
+    def __init__(self, service: Service, root: Path, serving: ActiveSlot | None) -> None:
+        self.service = service
+        self.state_path = DeviceStore(root).state_path
+        self.root = root
+        self.serving = serving
+        self._seen = self._identity()
+
+    def _identity(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.state_path)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(POLL_S)
+            seen = self._identity()
+            if seen == self._seen:
+                continue
+            self._seen = seen
+            try:
+                target = active_slot(self.root)
+            except TrtEdgeError as exc:
+                LOG.error("cannot read the agent state: %s", exc)
+                continue
+            if target is None or target == self.serving:
+                continue
+            if await swap_to(self.service, target):
+                self.serving = target

@@ -1,0 +1,226 @@
+"""One bundle being served: its engine (supervised), its turn-taking, its text, its metrics.
+
+The routes ask a `LoadedModel` to generate or infer; it takes a turn from the scheduler,
+asks the supervisor for the ready engine, runs the request under the deadline and records
+what the engine reports (each execution's phase, profile and time; tokens in and out;
+profile switches). A hot swap holds two of these for a while: requests keep the model they
+started on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trt_edge_runner.agent.smoke import phase_dims
+from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
+from trt_edge_runner.serve.api_errors import ENGINE_ERROR, ApiError
+from trt_edge_runner.serve.engine_client import (
+    EngineDied,
+    EngineProcess,
+    EngineRequestError,
+)
+from trt_edge_runner.serve.metrics import Metrics
+from trt_edge_runner.serve.scheduler import Scheduler, deadline_error
+from trt_edge_runner.serve.supervisor import Supervisor
+from trt_edge_runner.serve.tensor_bytes import filled
+from trt_edge_runner.text import BundleText
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    runner: Path
+    max_queue: int = 16
+    timeout_s: float = 300.0
+    verify: bool = True
+
+
+@dataclass
+class LoadedModel:
+    bundle: Path
+    slot: str | None
+    manifest: BundleManifest
+    text: BundleText | None  # None: not a causal LM, or no tokenizer (token ids only)
+    supervisor: Supervisor
+    scheduler: Scheduler
+    metrics: Metrics
+    _last_profile: int | None = field(default=None, init=False)
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @property
+    def version(self) -> str:
+        return self.manifest.version
+
+    @property
+    def generates(self) -> bool:
+        return self.manifest.llm is not None
+
+    @property
+    def ready(self) -> bool:
+        return self.supervisor.state == "ready"
+
+    @classmethod
+    async def load(
+        cls, bundle: Path, slot: str | None, options: ServeOptions, metrics: Metrics
+    ) -> LoadedModel:
+        """Read the bundle, start its engine and smoke-run it; an error says why not."""
+        manifest = BundleManifest.from_json(
+            (bundle / BUNDLE_JSON).read_bytes(), str(bundle / BUNDLE_JSON)
+        )
+        llm = manifest.llm
+        text = None
+        if llm is not None and llm.tokenizer is not None:
+            text = BundleText.from_bundle(bundle, llm)
+        scheduler = Scheduler(options.max_queue, options.timeout_s, metrics.queue_depth.set)
+        model: LoadedModel
+
+        async def smoke(engine: EngineProcess) -> None:
+            await model.smoke_run(engine)
+
+        supervisor = Supervisor(
+            options.runner,
+            bundle,
+            smoke,
+            verify=options.verify,
+            on_restart=metrics.restarts.inc,
+        )
+        model = cls(bundle, slot, manifest, text, supervisor, scheduler, metrics)
+        await supervisor.start()
+        return model
+
+    async def smoke_run(self, engine: EngineProcess) -> None:
+        """One token of generation, or one execution of every phase, before any request."""
+        llm = self.manifest.llm
+        if llm is not None:
+            first = llm.bos_token_id if llm.bos_token_id is not None else 0
+            await engine.call(
+                "generate",
+                {"prompt_ids": [first], "max_new_tokens": 1, "stream": False,
+                 "reuse_prefix": False, "ignore_eos": True},
+            )  # fmt: skip
+            return
+        for phase in self.manifest.runtime.phases or {"": 0}:
+            profile, symbols = phase_dims(self.manifest, phase) if phase else (0, {})
+            if not phase:
+                symbols = self.manifest.profiles[0].opt_symbols()
+            inputs = []
+            for spec in self.manifest.inputs:
+                shape = spec.dims_for(symbols)
+                low = spec.values[0] if spec.values else 0
+                data = filled(spec.dtype, shape, low)
+                inputs.append(
+                    {"name": spec.name, "dtype": spec.dtype, "shape": list(shape),
+                     "b64": base64.b64encode(data).decode()}
+                )  # fmt: skip
+            request = {"phase": phase} if phase else {"profile": profile}
+            await engine.call("infer", {"request": request, "inputs": inputs})
+
+    def record_steps(self, steps: list[dict[str, Any]]) -> None:
+        for step in steps:
+            profile = step.get("profile")
+            self.metrics.execute.labels(
+                phase=str(step.get("phase", "")), profile=str(profile)
+            ).observe(float(step.get("ms", 0.0)) / 1000.0)
+            self._profile_used(profile)
+
+    def _profile_used(self, profile: Any) -> None:
+        if isinstance(profile, int):
+            if self._last_profile is not None and profile != self._last_profile:
+                self.metrics.profile_switches.inc()
+            self._last_profile = profile
+
+    async def generate(
+        self, body: dict[str, Any], deadline: float, arrived: float
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        """The engine's events of one `generate` (tokens streamed, then `done`)."""
+        async with self.scheduler.turn(deadline):
+            engine = self.supervisor.current()
+            events = engine.request("generate", {**body, "stream": True})
+            last = arrived
+            first = True
+            async with contextlib.aclosing(events):
+                while True:
+                    event = await _next(events, deadline, self.scheduler.timeout_s)
+                    if event is None:
+                        return
+                    now = time.monotonic()
+                    if event.get("event") == "token":
+                        (self.metrics.ttft if first else self.metrics.tpot).observe(now - last)
+                        first = False
+                        last = now
+                    elif event.get("event") == "done":
+                        usage = event.get("usage") or {}
+                        self.metrics.tokens.labels(direction="in").inc(
+                            int(usage.get("prompt_tokens", 0))
+                        )
+                        self.metrics.tokens.labels(direction="out").inc(
+                            int(usage.get("completion_tokens", 0))
+                        )
+                        self.record_steps(list(event.get("steps") or []))
+                    yield event
+                    if event.get("event") == "done":
+                        return
+
+    async def infer(self, body: dict[str, Any], deadline: float) -> dict[str, Any]:
+        async with self.scheduler.turn(deadline):
+            engine = self.supervisor.current()
+            events = engine.request("infer", body)
+            async with contextlib.aclosing(events):
+                done = await _next(events, deadline, self.scheduler.timeout_s)
+        assert done is not None
+        self.metrics.execute.labels(
+            phase=_phase_label(body.get("request") or {}), profile=str(done.get("profile"))
+        ).observe(float(done.get("latency_ms", 0.0)) / 1000.0)
+        self._profile_used(done.get("profile"))
+        return done
+
+    async def close(self) -> None:
+        await self.supervisor.stop()
+
+
+async def _next(
+    events: AsyncIterator[dict[str, Any]], deadline: float, timeout_s: float
+) -> dict[str, Any] | None:
+    """The next engine event before `deadline`; engine failures as ApiErrors."""
+    try:
+        return await asyncio.wait_for(events.__anext__(), max(0.0, deadline - time.monotonic()))
+    except StopAsyncIteration:
+        return None
+    except asyncio.TimeoutError:
+        raise deadline_error(timeout_s, "running in the engine") from None
+    except EngineDied as exc:
+        raise ApiError(
+            502,
+            f"the engine died while running this request: {exc}; it is being restarted",
+            outcome=ENGINE_ERROR,
+            kind="engine_died",
+        ) from None
+    except EngineRequestError as exc:
+        raise engine_refusal(exc) from None
+
+
+def engine_refusal(exc: EngineRequestError) -> ApiError:
+    """An engine `error` event as the HTTP error it is (400 for what the request got wrong)."""
+    if exc.kind in ("usage", "request_refused", "protocol"):
+        return ApiError(400, exc.message, field=exc.field)
+    if exc.kind == "cancelled":
+        return ApiError(499, exc.message, outcome="cancelled", kind="cancelled")
+    return ApiError(
+        500, f"the engine failed ({exc.kind}): {exc.message}", outcome=ENGINE_ERROR, kind=exc.kind
+    )
+
+
+def _phase_label(request: dict[str, Any]) -> str:
+    """The `phase` label of an infer: the phase it named, else `pinned` or `auto`."""
+    if "phase" in request:
+        return str(request["phase"])
+    return "auto" if request.get("auto") else "pinned"

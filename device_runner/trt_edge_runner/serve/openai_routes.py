@@ -1,0 +1,342 @@
+"""The OpenAI-compatible API for causal-LM bundles: models, completions, chat completions.
+
+Bodies and streams are shaped as OpenAI's own (the official `openai` client parses them):
+server-sent events `data: {chunk}` and a final `data: [DONE]`; an error after the stream
+started is a `data: {"error": {...}}` event, which the client raises. A streamed response
+starts only once the first token exists, so a full queue, a deadline or a dead engine before
+it is a real HTTP status (503, 504, 502) rather than an error inside a 200. A client that
+goes away cancels its generation: the engine stops at its next token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from trt_edge_runner.serve.api_errors import CANCELLED, OK, ApiError, bad_field
+from trt_edge_runner.serve.generation_params import (
+    GenerationParams,
+    body_object,
+    generation_params,
+    messages_of,
+    prompt_of,
+)
+from trt_edge_runner.serve.loaded_model import LoadedModel
+from trt_edge_runner.serve.service import Service
+from trt_edge_runner.text import BundleText, TextError, TextStream
+
+COMPLETIONS_DEFAULT_MAX_TOKENS = 16
+FINISH_REASONS = {
+    "eos": "stop",
+    "stop_token": "stop",
+    "cancelled": "stop",
+    "max_new_tokens": "length",
+    "cache_full": "length",
+}
+
+
+def openai_error_body(error: ApiError) -> dict[str, Any]:
+    return {
+        "error": {
+            "message": error.text(),
+            "type": error.kind,
+            "param": error.field,
+            "code": error.status,
+        }
+    }
+
+
+@dataclass
+class Generation:
+    """One OpenAI generation request, checked and turned into the engine's terms."""
+
+    endpoint: str
+    chat: bool
+    model: LoadedModel
+    params: GenerationParams
+    prompt_ids: list[int]
+    request_id: str
+    created: int
+
+    def engine_body(self) -> dict[str, Any]:
+        llm = self.model.manifest.llm
+        assert llm is not None
+        room = llm.max_cache_len - len(self.prompt_ids)
+        default = room if self.chat else COMPLETIONS_DEFAULT_MAX_TOKENS
+        wanted = self.params.max_tokens or default
+        return {
+            "prompt_ids": self.prompt_ids,
+            "max_new_tokens": max(1, min(wanted, room)),
+            "sampling": self.params.sampling.to_engine(),
+            "stop_token_ids": list(self.params.stop_token_ids),
+            "ignore_eos": self.params.ignore_eos,
+            "reuse_prefix": True,
+        }
+
+    def chunk(self, delta: str | None, finish: str | None, *, role: bool = False) -> dict[str, Any]:
+        if self.chat:
+            content: dict[str, Any] = {}
+            if role:
+                content["role"] = "assistant"
+            if delta is not None:
+                content["content"] = delta
+            choice: dict[str, Any] = {"index": 0, "delta": content, "finish_reason": finish}
+            kind = "chat.completion.chunk"
+        else:
+            choice = {"index": 0, "text": delta or "", "logprobs": None, "finish_reason": finish}
+            kind = "text_completion"
+        return self._envelope(kind, [choice])
+
+    def whole(self, text: str, finish: str, usage: dict[str, int]) -> dict[str, Any]:
+        if self.chat:
+            message = {"role": "assistant", "content": text}
+            choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
+            doc = self._envelope("chat.completion", [choice])
+        else:
+            choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish}
+            doc = self._envelope("text_completion", [choice])
+        return {**doc, "usage": usage}
+
+    def _envelope(self, kind: str, choices: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "id": self.request_id,
+            "object": kind,
+            "created": self.created,
+            "model": self.model.name,
+            "choices": choices,
+        }
+
+
+async def list_models(request: Request) -> Response:
+    service: Service = request.app.state.service
+    model = service.model()
+    entry = {
+        "id": model.name,
+        "object": "model",
+        "created": int(service.started),
+        "owned_by": "trt-edge",
+    }
+    service.finish("/v1/models", OK)
+    return JSONResponse({"object": "list", "data": [entry]})
+
+
+async def _generation(request: Request, endpoint: str, chat: bool) -> Generation:
+    service: Service = request.app.state.service
+    body = body_object(await request.body())
+    name = body.get("model")
+    if name is not None and not isinstance(name, str):
+        raise bad_field("model", f"expected a string, got {name!r}")
+    model = service.model(name or None)
+    llm = model.manifest.llm
+    if llm is None:
+        raise ApiError(
+            400,
+            f"{model.name!r} is not a causal LM (its bundle.json has no llm section); "
+            f"run it with POST /v2/models/{model.name}/infer",
+            field="model",
+        )
+    text = model.text
+    if text is None:
+        raise ApiError(
+            400, f"{model.name!r} carries no tokenizer: text cannot be served", field="model"
+        )
+    params = generation_params(
+        body, max_tokens_field="max_completion_tokens" if chat else "max_tokens"
+    )
+    if chat:
+        messages = messages_of(body)
+        if not text.has_chat_template:
+            raise ApiError(
+                400,
+                f"{model.name!r} carries no chat template; use /v1/completions",
+                field="messages",
+            )
+        try:
+            prompt_ids = text.encode_chat(messages)
+        except TextError as exc:  # the template refused the conversation (raise_exception)
+            raise bad_field("messages", exc.message) from None
+    else:
+        prompt = prompt_of(body)
+        prompt_ids = text.encode(prompt) if isinstance(prompt, str) else prompt
+        bad = [t for t in prompt_ids if t >= llm.vocab_size]
+        if bad:
+            raise bad_field(
+                "prompt", f"token id {bad[0]} is past the vocabulary ({llm.vocab_size})"
+            )
+    if not prompt_ids:
+        raise bad_field("messages" if chat else "prompt", "encodes to no tokens")
+    if len(prompt_ids) >= llm.max_cache_len:
+        raise bad_field(
+            "messages" if chat else "prompt",
+            f"{len(prompt_ids)} tokens leave no room to generate: the model's cache holds "
+            f"{llm.max_cache_len}",
+        )
+    prefix = "chatcmpl" if chat else "cmpl"
+    return Generation(
+        endpoint, chat, model, params, prompt_ids, f"{prefix}-{uuid.uuid4().hex}", int(time.time())
+    )
+
+
+def _usage(prompt: int, completion: int) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+async def _generate(request: Request, endpoint: str, chat: bool) -> Response:
+    service: Service = request.app.state.service
+    arrived = time.monotonic()
+    try:
+        job = await _generation(request, endpoint, chat)
+        model = job.model
+        text: BundleText | None = model.text
+        assert text is not None
+        stream = text.stream(job.params.stop)
+        events = model.generate(job.engine_body(), model.scheduler.deadline(), arrived)
+        if job.params.stream:
+            first = await _first(events)
+            return StreamingResponse(
+                _sse(service, job, stream, first, events),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            )
+        result = await _until_disconnect(request, _collect(job, stream, events))
+        if result is None:
+            service.finish(endpoint, CANCELLED)
+            return Response(status_code=499)
+        service.finish(endpoint, OK)
+        return JSONResponse(result)
+    except ApiError as error:
+        service.finish(endpoint, error.outcome)
+        return JSONResponse(openai_error_body(error), error.status, headers=error.headers)
+
+
+async def _first(events: AsyncGenerator[dict[str, Any], None]) -> dict[str, Any]:
+    """The first event (the first token, or `done`): errors before it are HTTP statuses."""
+    try:
+        return await events.__anext__()
+    except BaseException:
+        await events.aclose()
+        raise
+
+
+async def _collect(
+    job: Generation, stream: TextStream, events: AsyncGenerator[dict[str, Any], None]
+) -> dict[str, Any]:
+    count = 0
+    reason = "stop"
+    async with contextlib.aclosing(events):
+        async for event in events:
+            if event.get("event") == "token":
+                count += 1
+                stream.push(int(event["token"]))
+                if stream.stopped:
+                    break
+            elif event.get("event") == "done":
+                reason = FINISH_REASONS.get(str(event.get("stop")), "stop")
+    stream.finish()
+    return job.whole(stream.text, reason, _usage(len(job.prompt_ids), count))
+
+
+async def _until_disconnect(request: Request, work: Any) -> dict[str, Any] | None:
+    """`work`'s result, or None (and `work` cancelled) when the client goes away first."""
+    task = asyncio.ensure_future(work)
+
+    async def disconnected() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    watcher = asyncio.ensure_future(disconnected())
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+    if task.done():
+        result: dict[str, Any] = task.result()
+        return result
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, ApiError):
+        await task
+    return None
+
+
+def _event(doc: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(doc, separators=(",", ":")).encode() + b"\n\n"
+
+
+async def _sse(
+    service: Service,
+    job: Generation,
+    stream: TextStream,
+    first: dict[str, Any],
+    events: AsyncGenerator[dict[str, Any], None],
+) -> AsyncIterator[bytes]:
+    outcome = CANCELLED
+    count = 0
+    reason = "stop"
+    try:
+        if job.chat:
+            yield _event(job.chunk("", None, role=True))
+        event: dict[str, Any] | None = first
+        while event is not None:
+            if event.get("event") == "token":
+                count += 1
+                delta = stream.push(int(event["token"]))
+                if delta:
+                    yield _event(job.chunk(delta, None))
+                if stream.stopped:
+                    break
+            elif event.get("event") == "done":
+                reason = FINISH_REASONS.get(str(event.get("stop")), "stop")
+                break
+            event = await anext_or_none(events)
+        rest = stream.finish()
+        if rest:
+            yield _event(job.chunk(rest, None))
+        yield _event(job.chunk(None if job.chat else "", reason))
+        if job.params.include_usage:
+            yield _event({**job._envelope(job.chunk("", None)["object"], []),
+                          "usage": _usage(len(job.prompt_ids), count)})  # fmt: skip
+        yield b"data: [DONE]\n\n"
+        outcome = OK
+    except ApiError as error:
+        outcome = error.outcome
+        yield _event(openai_error_body(error))
+        yield b"data: [DONE]\n\n"
+    finally:
+        await events.aclose()
+        service.finish(job.endpoint, outcome)
+
+
+async def anext_or_none(events: AsyncGenerator[dict[str, Any], None]) -> dict[str, Any] | None:
+    try:
+        return await events.__anext__()
+    except StopAsyncIteration:
+        return None
+
+
+async def completions(request: Request) -> Response:
+    return await _generate(request, "/v1/completions", chat=False)
+
+
+async def chat_completions(request: Request) -> Response:
+    return await _generate(request, "/v1/chat/completions", chat=True)
+
+
+ROUTES = [
+    Route("/v1/models", list_models, methods=["GET"]),
+    Route("/v1/completions", completions, methods=["POST"]),
+    Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+]

@@ -1,0 +1,185 @@
+"""Hot swap: the service follows the agent's active slot. `trt-edge-device install` of another
+bundle while 4 clients stream makes the service load it beside the old one, smoke-run it and
+switch: no request fails, and each answer is wholly the old model's or the new one's (its
+text equals that model's greedy text). `rollback` swaps back; one engine remains; a slot
+that does not load leaves the old model serving."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+from trt_edge_runner.agent.store import DeviceStore
+
+from tests.agent.device import Device
+from tests.helpers.bundles import pack, resign
+from tests.serve.conftest import Served, metric, start_service
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm-gemma3")]
+
+PROMPT = "The cache is"
+TOKENS = 8
+
+
+def signed_tar(bundle: Path, work: Path, key: Path) -> Path:
+    copy = work / bundle.name
+    shutil.copytree(bundle, copy)
+    resign(copy, key)
+    return pack(copy, work / f"{bundle.name}.tar")
+
+
+@dataclass(frozen=True)
+class Answer:
+    model: str
+    text: str
+    finish: str | None
+
+
+@pytest.fixture(scope="module")
+def device(
+    tmp_path_factory: pytest.TempPathFactory, trt_edge_run: Path
+) -> Iterator[tuple[Device, Path, Path]]:
+    from trt_edge.signing import generate_keypair
+
+    work = tmp_path_factory.mktemp("hot-swap")
+    pair = generate_keypair(work / "keys")
+    trusted = work / "trusted"
+    trusted.mkdir()
+    (trusted / "publisher.pub").write_bytes(pair.public_path.read_bytes())
+    facts = work / "facts.json"
+    facts.write_text(json.dumps({"arch": "x86_64"}))
+    yield (
+        Device(work / "root", trusted, facts, work / "device.json", trt_edge_run),
+        work,
+        pair.private_path,
+    )
+
+
+@pytest.fixture(scope="module")
+def tars(
+    device: tuple[Device, Path, Path], mini_bundle: Callable[[str], Path]
+) -> tuple[Path, Path]:
+    _, work, key = device
+    return signed_tar(mini_bundle("gemma3"), work, key), signed_tar(mini_bundle("qwen3"), work, key)
+
+
+def greedy(client: openai.OpenAI) -> Answer:
+    done = client.completions.create(
+        model="", prompt=PROMPT, max_tokens=TOKENS, temperature=0, extra_body={"ignore_eos": True}
+    )  # "": whichever model the service serves
+    return Answer(done.model, done.choices[0].text, done.choices[0].finish_reason)
+
+
+def streamed(client: openai.OpenAI) -> Answer:
+    chunks = client.completions.create(
+        prompt=PROMPT, max_tokens=TOKENS, temperature=0, stream=True, model="",
+        extra_body={"ignore_eos": True},
+    )  # fmt: skip
+    models: set[str] = set()
+    text, finish = "", None
+    for chunk in chunks:
+        models.add(chunk.model)
+        if chunk.choices:
+            text += chunk.choices[0].text
+            finish = chunk.choices[0].finish_reason or finish
+    assert len(models) == 1, models  # one response, one model
+    return Answer(models.pop(), text, finish)
+
+
+def serving(url: str) -> str:
+    return str(httpx.get(f"{url}/v1/models", timeout=30).json()["data"][0]["id"])
+
+
+def wait_for_model(served: Served, name: str, timeout_s: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if serving(served.url) == name:
+            return
+        time.sleep(0.2)
+    pytest.fail(f"the service did not switch to {name}:\n{served.log_text()}")
+
+
+def test_install_and_rollback_swap_without_dropping_a_request(
+    device: tuple[Device, Path, Path], tars: tuple[Path, Path], trt_edge_run: Path
+) -> None:
+    agent, work, _ = device
+    old_tar, new_tar = tars
+    agent.run("install", str(old_tar), check=True)
+    served = start_service(trt_edge_run, [], work / "service.log", env=agent.env())
+    try:
+        served.wait_ready()
+        client = openai.OpenAI(base_url=f"{served.url}/v1", api_key="-", max_retries=0)
+        before = greedy(client)
+        answers: list[Answer] = []
+        failures: list[BaseException] = []
+        stop = threading.Event()
+
+        def stream_until_stopped() -> None:
+            while not stop.is_set():
+                try:
+                    answers.append(streamed(client))
+                except BaseException as exc:
+                    failures.append(exc)
+
+        threads = [threading.Thread(target=stream_until_stopped) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        try:
+            agent.run("install", str(new_tar), check=True)
+            wait_for_model(served, "mini-qwen3")
+            time.sleep(1.0)  # a few requests on the new model too
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(120)
+        after = greedy(client)
+        assert not failures, failures
+        assert before.model == "mini-gemma3" and after.model == "mini-qwen3"
+        expected = {before.model: before.text, after.model: after.text}
+        for answer in answers:
+            assert answer.text == expected[answer.model], answer
+            assert answer.finish == "length"
+        assert {a.model for a in answers} == {"mini-gemma3", "mini-qwen3"}
+        text = httpx.get(f"{served.url}/metrics").text
+        assert (
+            metric(text, "trt_edge_bundle_info", name="mini-qwen3", version="0.1.0", slot="B") == 1
+        )
+        assert (
+            metric(text, "trt_edge_bundle_info", name="mini-gemma3", version="0.1.0", slot="A") == 0
+        )
+
+        agent.run("rollback", check=True)
+        wait_for_model(served, "mini-gemma3")
+        assert greedy(client) == before
+        for _ in range(100):  # the drained engine exits
+            if len(served.engines()) == 1:
+                break
+            time.sleep(0.1)
+        assert len(served.engines()) == 1
+
+        # A slot that does not load (its program damaged after install) keeps the old
+        # model serving: the state is switched with the agent's own store, as install does.
+        store = DeviceStore(agent.root)
+        model = store.slot_dir("B") / "model.pte"
+        data = bytearray(model.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        model.write_bytes(bytes(data))
+        state = store.load()
+        store.save(dataclasses.replace(state, active="B", previous="A"))
+        deadline = time.monotonic() + 120
+        while "slot B did not load" not in served.log_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert "slot B did not load" in served.log_text()
+        assert serving(served.url) == "mini-gemma3"
+        assert greedy(client) == before
+    finally:
+        served.stop()
