@@ -11,7 +11,7 @@ CPP_BUILD := $(CPP_SRC)/build
 JOBS      ?= 2
 
 .PHONY: setup sysdeps lint typecheck test test-py test-cpp conformance device-aarch64 device-x86_64 \
-        demo bench images docs clean
+        demo demo-runner demo-bundle bench images docs clean
 
 setup: $(STAMP)
 
@@ -93,16 +93,49 @@ docs: setup
 # The tarballs are built before pytest so tests/device_tarball finds them fresh.
 test: sysdeps lint typecheck docs conformance device-aarch64 device-x86_64 test-py
 
-# The main job on the embedded default (CPU backend, no GPU, no Docker): check the
-# manifest, build the tiny LLM into dist/, run each phase once, then a short greedy
-# generation (prefill once, decode per token) through the runner.
-DEMO_BUNDLE := dist/tiny-llm-0.1.0
+# The mission as a user meets it, on the embedded default (CPU backend, no GPU, no Docker):
+# a mini Gemma-3 written on the spot (random weights, a tokenizer trained here, a Gemma-style
+# chat template) -> its manifest checked (prefill/decode profiles) -> `trt-edge build` (a
+# line per stage) -> each phase under its guard in the C++ runner trt-edge-run -> text in,
+# text out on the host (`trt-edge generate`) and the device path (`trt-edge-device generate`
+# driving trt-edge-run: the bundle's tokenizer and chat template).
+DEMO_SRC    := examples/gemma3
+DEMO_BUNDLE := dist/demo-gemma3-0.1.0
+DEMO_RUNNER := $(CPP_BUILD)/runner/trt-edge-run
+DEMO_PROMPT := The cache is a buffer of keys and values
 demo: setup
-	$(BIN)/trt-edge validate examples/tiny_llm/manifest.yaml
-	$(BIN)/trt-edge build examples/tiny_llm/manifest.yaml --out dist
-	$(BIN)/trt-edge run $(DEMO_BUNDLE) --phase prefill
-	$(BIN)/trt-edge run $(DEMO_BUNDLE) --phase decode
-	$(BIN)/trt-edge generate $(DEMO_BUNDLE) --prompt-ids 1,2,3,4 --max-new-tokens 16
+	@echo "== 1-3 (side by side: the C++ runner compiles on one core while the model builds)"
+	$(MAKE) --no-print-directory -j 2 demo-runner demo-bundle
+	@echo "== 4. each phase under its guard in the C++ runner"
+	$(DEMO_RUNNER) --bundle $(DEMO_BUNDLE) --phase prefill
+	$(DEMO_RUNNER) --bundle $(DEMO_BUNDLE) --phase decode
+	@echo "== 5. text in, text out on the host (ExecuTorch's Python runtime); random weights,"
+	@echo "      so the words are noise: what matters is that they went through every stage"
+	$(BIN)/trt-edge generate $(DEMO_BUNDLE) --prompt "$(DEMO_PROMPT)" --max-new-tokens 16
+	@echo "== 6. the device path: trt-edge-device -> trt-edge-run, a chat through the template"
+	TRT_EDGE_RUNNER=$(DEMO_RUNNER) $(BIN)/trt-edge-device generate $(DEMO_BUNDLE) \
+	  --prompt "What does a KV cache hold?" --chat --system "Answer briefly." --max-new-tokens 16
+	@echo "== 7. the same bundle served: trt-edge-device serve (one engine, loaded once), one chat"
+	@echo "      request with the openai client, then the service stops"
+	$(PYTHON) $(DEMO_SRC)/demo_serve.py $(DEMO_BUNDLE) --runner $(DEMO_RUNNER) \
+	  --device-cli $(BIN)/trt-edge-device
+
+demo-bundle: setup
+	@echo "== 1. a mini Gemma-3 folder (save_pretrained + tokenizer + chat template), written here"
+	$(PYTHON) $(DEMO_SRC)/write_model.py --demo $(DEMO_SRC)/demo-gemma3
+	@echo "== 2. the manifest: inputs, ordered profiles (decode, prefill), the phase map"
+	$(BIN)/trt-edge validate $(DEMO_SRC)/demo.yaml
+	@echo "== 3. build: export, lower, bundle, validate against transformers"
+	$(BIN)/trt-edge build $(DEMO_SRC)/demo.yaml --out dist
+
+# Only the runner binary (not the tests): what `make demo` needs of the C++ side; incremental.
+demo-runner: setup
+	.ci/sysdeps runner
+	test -f $(CPP_BUILD)/CMakeCache.txt || cmake -S $(CPP_SRC) -B $(CPP_BUILD) -DCMAKE_BUILD_TYPE=Release \
+	  -DPython3_EXECUTABLE=$(abspath $(PYTHON)) > $(CPP_BUILD).log 2>&1 || (cat $(CPP_BUILD).log; exit 1)
+	cmake --build $(CPP_BUILD) --target trt-edge-run -j 1 > $(CPP_BUILD)-runner.log 2>&1 \
+	  || (cat $(CPP_BUILD)-runner.log; exit 1)
+	@echo "demo-runner: $(DEMO_RUNNER) is built"
 
 bench: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PYTHON) $$b || exit 1; done
@@ -114,5 +147,5 @@ images: setup sysdeps
 	$(BIN)/trt-edge images build cpu-runtime
 
 clean:
-	rm -rf site $(CPP_BUILD) $(CPP_BUILD).log $(CPP_SRC)/build-aarch64 $(CPP_SRC)/build-aarch64.log \
+        demo demo-runner demo-bundle bench images docs clean
 	  $(CPP_SRC)/build-x86_64 $(CPP_SRC)/build-x86_64.log .pytest_cache .mypy_cache .ruff_cache

@@ -1,8 +1,9 @@
-"""Text ↔ token ids from a bundle, with the `tokenizers` library alone (no transformers).
+"""Text ↔ token ids from a bundle on the host, with `tokenizers` alone (no transformers).
 
-The two rules a runner applies (bundle.json `llm`): encode with special tokens on,
-then put `bos_token_id` first when `prepend_bos`; decode skipping special tokens.
-The C++ runner is to do the same with any HF-tokenizers implementation.
+The rules are the device's (`trt_edge_runner.text.BundleText`, which this wraps so host and
+device encode alike): encode with special tokens on, then put `bos_token_id` first when
+`prepend_bos`; decode skipping special tokens. This keeps the host's own messages (the
+`tokenizers` package missing *on this host*, `--prompt-ids` as the way out).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from trt_edge.llm.errors import NoTokenizerError
 class HostTokenizer:
     """A bundle's tokenizer on this host."""
 
-    def __init__(self, tokenizer: Any, section: LlmSection) -> None:
-        self._tokenizer = tokenizer
-        self._section = section
+    def __init__(self, tokenizer: Any, section: LlmSection, bundle_dir: Path) -> None:
+        from trt_edge_runner.text import BundleText
+
+        self.text = BundleText(tokenizer, section, str(bundle_dir))
 
     @classmethod
     def from_bundle(cls, bundle_dir: Path, section: LlmSection) -> HostTokenizer:
@@ -36,15 +38,11 @@ class HostTokenizer:
                 "text needs the `tokenizers` package on this host",
                 hint="pip install tokenizers, or pass token ids with --prompt-ids",
             ) from None
-        return cls(Tokenizer.from_file(str(bundle_dir / section.tokenizer)), section)
+        tokenizer = Tokenizer.from_file(str(bundle_dir / section.tokenizer))
+        return cls(tokenizer, section, bundle_dir)
 
     def encode(self, text: str) -> list[int]:
-        ids = list(self._tokenizer.encode(text).ids)
-        bos = self._section.bos_token_id
-        if self._section.prepend_bos and bos is not None:
-            ids = [bos, *ids]
-        return ids
+        return self.text.encode(text)
 
     def decode(self, ids: list[int]) -> str:
-        text: str = self._tokenizer.decode(ids, skip_special_tokens=True)
-        return text
+        return self.text.decode(ids)
