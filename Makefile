@@ -11,7 +11,7 @@ CPP_BUILD := $(CPP_SRC)/build
 JOBS      ?= 2
 
 .PHONY: setup sysdeps lint typecheck test test-py test-cpp conformance device-aarch64 device-x86_64 \
-        demo bench images clean
+        demo bench images docs clean
 
 setup: $(STAMP)
 
@@ -85,8 +85,13 @@ device-aarch64: setup sysdeps
 device-x86_64: setup sysdeps
 	$(DEVICE_TARBALL) --arch x86_64
 
+# The documentation site (mkdocs.yml), strictly: a page missing from the nav, a broken link or
+# anchor fails it. Output in site/ (git-ignored).
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
+
 # The tarballs are built before pytest so tests/device_tarball finds them fresh.
-test: sysdeps lint typecheck conformance device-aarch64 device-x86_64 test-py
+test: sysdeps lint typecheck docs conformance device-aarch64 device-x86_64 test-py
 
 # The main job on the embedded default (CPU backend, no GPU, no Docker): check the
 # manifest, build the tiny LLM into dist/, run each phase once, then a short greedy
@@ -109,5 +114,5 @@ images: setup sysdeps
 	$(BIN)/trt-edge images build cpu-runtime
 
 clean:
-	rm -rf $(CPP_BUILD) $(CPP_BUILD).log $(CPP_SRC)/build-aarch64 $(CPP_SRC)/build-aarch64.log \
+	rm -rf site $(CPP_BUILD) $(CPP_BUILD).log $(CPP_SRC)/build-aarch64 $(CPP_SRC)/build-aarch64.log \
 	  $(CPP_SRC)/build-x86_64 $(CPP_SRC)/build-x86_64.log .pytest_cache .mypy_cache .ruff_cache

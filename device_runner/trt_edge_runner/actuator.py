@@ -1,6 +1,6 @@
 """The actuator: a backend's own profile switch. In the Python runner there is none.
 
-DESIGN.md keeps three things apart: the pure policy (`policy.py`), emulation
+docs/design.md keeps three things apart: the pure policy (`policy.py`), emulation
 (`emulation.py`: the runner selects and validates itself) and the actuator —
 the native TensorRT backend's thread-local `OptimizationProfileGuard`, which
 makes the engine itself switch profiles.

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from trt_edge_runner.errors import TrtEdgeError
 from trt_edge_runner.json_documents import parse_json_object
+from trt_edge_runner.schemas import check
 
 SCHEMA_VERSION = 1
 BUNDLE_JSON = "bundle.json"
@@ -175,6 +176,66 @@ class LlmSection:
         }
 
 
+MEMORY_KEYS = ("weights_bytes", "planned_bytes", "kv_cache_bytes", "runner_bytes", "total_bytes")
+
+
+@dataclass(frozen=True)
+class MemorySection:
+    """`bundle.json` `memory`: what the bundle needs at run time, in bytes.
+
+    Written by the build (`trt_edge.memory`), read by the device agent's install check
+    and by `inspect`/`info`. `planned_bytes` are the program's memory-planned buffers
+    (activations and, for a causal LM, the KV cache: `kv_cache_bytes` is the part of
+    `planned_bytes` the cache takes, not an addition); `total_bytes` is weights +
+    planned + the runner's own. Optional: bundles built before it have none.
+    """
+
+    weights_bytes: int
+    planned_bytes: int
+    kv_cache_bytes: int
+    runner_bytes: int
+    total_bytes: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {key: getattr(self, key) for key in MEMORY_KEYS}
+
+
+GENERATION_SECTION_VERSION = 1
+TINY_LLM = "tiny_llm"
+
+
+@dataclass(frozen=True)
+class GenerationSection:
+    """`bundle.json` `generation`: a generation contract whose caches cross the call boundary.
+
+    `tiny_llm` (the manifest's `runtime.generation: tiny_llm`): the method takes `tokens`
+    `[1, seq]`, `start_position` `[1]` (the position of the first token) and every other
+    input is a cache, in the order of the outputs after `logits`: each call feeds back the
+    caches the previous call returned. `logits` is `[1, seq, vocab]` (or `[1, vocab]`): the
+    next token is the argmax of the last row. Readers take the names from here, never from
+    what an example happened to call its inputs.
+    """
+
+    version: int
+    contract: str
+    tokens: str
+    start_position: str
+    logits: str
+
+    def caches(self, inputs: tuple[TensorSpec, ...]) -> tuple[str, ...]:
+        """The cache inputs: every input other than the tokens and the start position."""
+        return tuple(s.name for s in inputs if s.name not in (self.tokens, self.start_position))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "contract": self.contract,
+            "tokens": self.tokens,
+            "start_position": self.start_position,
+            "logits": self.logits,
+        }
+
+
 @dataclass(frozen=True)
 class BundleManifest:
     schema_version: int
@@ -191,6 +252,8 @@ class BundleManifest:
     delegates: tuple[DelegateInfo, ...] = ()
     provenance: dict[str, Any] = field(default_factory=dict)
     llm: LlmSection | None = None  # only for causal LMs built by the Hugging Face recipe
+    memory: MemorySection | None = None  # what it needs at run time (absent in older bundles)
+    generation: GenerationSection | None = None  # a declared contract (runtime.generation)
 
     # ---- derived views -------------------------------------------------
     def symbols(self) -> dict[str, tuple[int, int]]:
@@ -207,6 +270,10 @@ class BundleManifest:
         doc = self._core_dict()
         if self.llm is not None:  # absent otherwise: other bundles' bytes stay as they were
             doc["llm"] = self.llm.to_dict()
+        if self.memory is not None:  # likewise absent in bundles built without it
+            doc["memory"] = self.memory.to_dict()
+        if self.generation is not None:
+            doc["generation"] = self.generation.to_dict()
         return doc
 
     def _core_dict(self) -> dict[str, Any]:
@@ -342,6 +409,11 @@ class _Reader:
                 f"this runner reads schema version {SCHEMA_VERSION}, the bundle has {version}; "
                 "rebuild the bundle with a matching trt-edge or update the runner",
             )
+        # The structure is the schema's to check (trt_edge_runner/schemas, the same contract
+        # the C++ reader is held to); what follows checks what a schema cannot say.
+        problem = check("bundle", doc)
+        if problem is not None:
+            raise self.fail(*problem)
         model = self.get(doc, "model", "", dict)
         io = self.get(doc, "io", "", dict)
         inputs = tuple(
@@ -400,6 +472,10 @@ class _Reader:
             for i, d in enumerate(doc.get("delegates", []))
         )
         llm = self.llm(doc["llm"], inputs, outputs, files) if doc.get("llm") is not None else None
+        memory = self.memory(doc["memory"]) if doc.get("memory") is not None else None
+        generation = (
+            self.generation(doc["generation"], inputs, outputs) if "generation" in doc else None
+        )
         return BundleManifest(
             schema_version=version,
             name=self.get(model, "name", "model", str),
@@ -415,7 +491,46 @@ class _Reader:
             delegates=delegates,
             provenance=doc.get("provenance", {}),
             llm=llm,
+            memory=memory,
+            generation=generation,
         )
+
+    def generation(
+        self,
+        section: dict[str, Any],
+        inputs: tuple[TensorSpec, ...],
+        outputs: tuple[TensorSpec, ...],
+    ) -> GenerationSection:
+        """The `generation` section (its structure already checked by the schema)."""
+        if section["version"] != GENERATION_SECTION_VERSION:
+            raise self.fail(
+                "generation.version",
+                f"this runner reads generation section version {GENERATION_SECTION_VERSION}, "
+                f"the bundle has {section['version']}; update the runner or rebuild the bundle "
+                "with a matching trt-edge",
+            )
+        names = [s.name for s in inputs]
+        for role in ("tokens", "start_position"):
+            if section[role] not in names:
+                raise self.fail(
+                    f"generation.{role}", f"{section[role]!r} is not an input ({names})"
+                )
+        if section["logits"] not in [s.name for s in outputs]:
+            raise self.fail("generation.logits", f"{section['logits']!r} is not an output")
+        return GenerationSection(
+            version=section["version"],
+            contract=section["contract"],
+            tokens=section["tokens"],
+            start_position=section["start_position"],
+            logits=section["logits"],
+        )
+
+    def memory(self, section: Any) -> MemorySection:
+        sizes = {key: self.get(section, key, "memory", int) for key in MEMORY_KEYS}
+        for key, value in sizes.items():
+            if value < 0:
+                raise self.fail(f"memory.{key}", f"must be >= 0, got {value}")
+        return MemorySection(**sizes)
 
     def optional_int(self, obj: dict[str, Any], key: str, path: str) -> int | None:
         value = obj.get(key)

@@ -88,3 +88,15 @@ def _require(path: Path | str, what: str, option: str | None) -> Path:
     if not os.access(found, os.R_OK | (os.X_OK if found.is_dir() else 0)):
         raise UsageError("cannot be read (permission denied)", where=Where(found, option=option))
     return found
+
+
+def parse_prompt_ids(text: str) -> list[int]:
+    """The one `--prompt-ids` grammar (host `trt-edge generate`, device `trt-edge-device
+    generate`): comma-separated token ids, integers >= 0, at least one, spaces around an id
+    allowed (`"1, 2,3"` → `[1, 2, 3]`). Anything else is a UsageError (exit 2) quoting it."""
+    parts = [part.strip() for part in text.split(",")]
+    if not text.strip() or any(not part.isascii() or not part.isdigit() for part in parts):
+        raise UsageError(
+            f"--prompt-ids {text!r}: expected comma-separated token ids (integers >= 0), e.g. 1,2,3"
+        )
+    return [int(part) for part in parts]

@@ -23,7 +23,7 @@ once for both programs:
   names before starting and raise a `UsageError` (exit 2) for it, so what
   escapes is rendered with its file name and exits 1.
 
-Exit codes are those of `trt_edge_runner.errors` (README has the table).
+Exit codes are those of `trt_edge_runner.errors` (docs/runner-interface.md has the table).
 Standard library only, no dataclasses: this runs on every start-up, on devices too.
 """
 

@@ -1,6 +1,6 @@
 """Emulation: the runner itself applies the profile policy to one engine's executions.
 
-DESIGN.md keeps three things apart: the pure policy (`policy.py`), the actuator
+docs/design.md keeps three things apart: the pure policy (`policy.py`), the actuator
 (a backend's native guard: `actuator.py`) and emulation — here. Emulation is
 what makes a CPU bundle reject exactly what a device would: per execution it
 selects a profile for the request in scope (`select_profile`), turns failure
@@ -14,7 +14,7 @@ opens one per loaded program, as a native delegate holds one per engine). A
 single-profile engine under a nonzero pin would otherwise log on every call of
 a decode loop; the policy itself stays pure and never logs.
 
-Order inside an execution (DESIGN.md): collect all input dims → select →
+Order inside an execution (docs/design.md): collect all input dims → select →
 validate every input against the selected profile → switch if it changed.
 
 Standard library only: this module ships to devices.

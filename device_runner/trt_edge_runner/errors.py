@@ -8,7 +8,7 @@ and exits with `error.exit_code`. Each area (build, containers, inspect,
 manifest, signing, fleet, flash, agent, runner) derives its own base from the
 root, so tests and callers still tell failures apart by type.
 
-Exit codes (README, "The CLI at a glance"): 0 ok; 1 the job ran and found
+Exit codes (docs/runner-interface.md): 0 ok; 1 the job ran and found
 problems or failed; 2 bad input or usage; 130 interrupted. A class sets its
 default; an instance may override it only where one class really spans both
 (e.g. a container build that passes on the inner build's own code).

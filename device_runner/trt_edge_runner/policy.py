@@ -11,7 +11,7 @@ implements the same function; both are held to `tests/vectors/profile_selection.
 bundle: native, emulated or profile 0 only (`tests/vectors/mode_decision.json`,
 C++ `trt_edge/mode_decision.h`).
 
-Rules (DESIGN.md, "Profile semantics"):
+Rules (docs/design.md, "Profile semantics"):
 
 - empty table → NO_PROFILE_MATCHES_INPUTS, whatever the request;
 - Default (no guard in scope) → profile 0, no fit check (input validation

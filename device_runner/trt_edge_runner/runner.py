@@ -1,13 +1,13 @@
 """The Python runner: open a bundle, then execute its method under a profile request.
 
-One execution, in order (DESIGN.md "Profile semantics"): collect every input's
+One execution, in order (docs/design.md "Profile semantics"): collect every input's
 dims → select a profile for the request in scope (phase, pin, auto or default)
 → validate every input against it (and, when asked, integer values against the
 bundle's `values`) → execute → outputs. Everything that can be refused is
 refused before the ExecuTorch method runs, with a `RunnerError` naming the input,
 dim, value and allowed range.
 
-Where the parts live (DESIGN.md "Runner: decide, apply, or emulate"): the pure
+Where the parts live (docs/design.md "Runner: decide, apply, or emulate"): the pure
 policy and the mode decision in `policy.py`, emulation (select, validate, sticky
 auto, warn once) in `emulation.py`, the actuator — a native TensorRT profile
 guard, which no Python runtime has — in `actuator.py`, the integrity rule and

@@ -36,7 +36,7 @@ statement or the local policy, whichever is earlier, has passed by this device's
 clock), else **trusted**. Only a trusted key's signature is accepted on a bundle or
 a trust document; every refusal names the key id and the reason.
 
-What this takes from TUF and what it leaves out is written in README ("Keys:
+What this takes from TUF and what it leaves out is written in docs/fleet.md ("Keys:
 rotation, expiry, revocation"). Needs `cryptography`; standard library otherwise,
 Python 3.10.
 """

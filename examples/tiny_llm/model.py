@@ -8,7 +8,7 @@ causal mask are dense tensor ops over the whole static cache (a one-hot position
 matrix), so nothing depends on tensor *values* at export time: torch.export sees
 only the symbolic `seq` dimension.
 
-I/O contract (see README.md):
+I/O contract (docs/device.md, "Generating on a device"):
     forward(input_ids [1, seq] int64, start_pos [1] int64,
             k_cache [LAYERS, 1, HEADS, CACHE_LEN, HEAD_DIM] float32,
             v_cache [same]) -> (logits [1, seq, VOCAB], new k_cache, new v_cache)

@@ -81,4 +81,7 @@ def test_bad_prompt_ids_are_bad_input(
 def test_a_bundle_outside_the_contract_is_refused(device: Device, vision_bundle: Path) -> None:
     done = device.run("generate", str(vision_bundle), "--prompt-ids", "1,2")
     assert done.returncode == EXIT_BAD_INPUT
-    assert "generate needs a causal LM built by the Hugging Face recipe" in done.stderr
+    # Refused from bundle.json's declarations (neither `llm` nor `generation`), before a
+    # runner starts: the contract is declared, never recognised by input names.
+    assert f"{vision_bundle}/bundle.json: the bundle declares no generation contract" in done.stderr
+    assert "generation: tiny_llm" in done.stderr and "Traceback" not in done.stderr

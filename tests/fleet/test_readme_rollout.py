@@ -1,11 +1,11 @@
-"""The README's "A rollout from a clean shell", run exactly as written.
+"""docs/fleet.md's "A rollout from a clean shell", run exactly as written.
 
-The block after `<!-- readme-test: rollout -->` is taken from README.md and run by bash
+The block after `<!-- readme-test: rollout -->` is taken from docs/fleet.md and run by bash
 (`-euo pipefail`), line for line, in a scratch checkout (the repository's `examples/`
 and `.venv` linked in) with a clean environment: no `TRT_EDGE_*` variables, no
 activated venv — only `PATH`, `HOME` and, on a machine whose worktrees share one venv,
-`PYTHONPATH`. Its `inventory.yml` (the one file the README expects the reader to have)
-lists two `cpu-runtime` containers reached over real SSH. The README and this test
+`PYTHONPATH`. Its `inventory.yml` (the one file the page expects the reader to have)
+lists two `cpu-runtime` containers reached over real SSH. The page and this test
 cannot drift: edit the block and this test runs the edit.
 """
 
@@ -29,19 +29,20 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
+PAGE = REPO / "docs" / "fleet.md"
 MARK = "<!-- readme-test: rollout -->"
 
 
 def readme_block() -> str:
-    """The shell block right after the README's marker."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    assert text.count(MARK) == 1, f"README.md must hold {MARK!r} once"
+    """The shell block right after the page's marker."""
+    text = PAGE.read_text(encoding="utf-8")
+    assert text.count(MARK) == 1, f"docs/fleet.md must hold {MARK!r} once"
     match = re.match(r"\s*```sh\n(.*?)\n```", text.split(MARK, 1)[1], re.DOTALL)
-    assert match, f"no ```sh block right after {MARK!r} in README.md"
+    assert match, f"no ```sh block right after {MARK!r} in docs/fleet.md"
     return match.group(1) + "\n"
 
 
-def test_the_readme_block_is_commands_only() -> None:
+def test_the_page_block_is_commands_only() -> None:
     block = readme_block()
     lines = [line for line in block.splitlines() if line.strip()]
     assert not any(line.lstrip().startswith("#") for line in lines), "comments belong in prose"
@@ -52,7 +53,7 @@ def test_the_readme_block_is_commands_only() -> None:
     assert "--dry-run" in block
 
 
-def test_the_readme_rollout_runs_from_a_clean_shell(
+def test_the_page_rollout_runs_from_a_clean_shell(
     docker_client: DockerClient, runtime_image: str, tmp_path: Path
 ) -> None:
     checkout = tmp_path / "checkout"

@@ -1,6 +1,6 @@
-"""The README's "Your Hugging Face model" commands work as written, in a copy of the example.
+"""The Hugging Face page's commands (docs/huggingface.md) work as written, in a copy of the example.
 
-The commands are read from the README's marked code block, so the README cannot drift
+The commands are read from the page's marked code block, so the page cannot drift
 from what works. The build finds the stage cache the example's session bundle filled
 (same folder bytes: the writer is deterministic), so it re-uses export and lowering.
 """
@@ -25,22 +25,25 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm-gemma3-example")]
 MARKER = "<!-- commands: huggingface"
 
 
+PAGE = REPO / "docs" / "huggingface.md"
+
+
 def readme_commands() -> list[list[str]]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     after = text[text.index(MARKER) :]
     block = re.search(r"```sh\n(.*?)```", after, re.DOTALL)
     assert block is not None, "the marked code block is missing"
     return [shlex.split(line, comments=True) for line in block.group(1).splitlines() if line]
 
 
-def test_the_readme_shows_five_commands_after_changing_into_the_example() -> None:
+def test_the_page_shows_five_commands_after_changing_into_the_example() -> None:
     commands = readme_commands()
     assert commands[0] == ["cd", "examples/gemma3"]
     assert len(commands[1:]) == 5
     assert [c[0] for c in commands[1:]] == ["python"] + ["trt-edge"] * 4
 
 
-def test_the_readme_commands_run_as_written(gemma3_example_bundle: Path, tmp_path: Path) -> None:
+def test_the_page_commands_run_as_written(gemma3_example_bundle: Path, tmp_path: Path) -> None:
     commands = readme_commands()
     work = tmp_path / Path(commands[0][1]).name
     assert (REPO / commands[0][1]).resolve() == EXAMPLE

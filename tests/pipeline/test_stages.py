@@ -1,5 +1,6 @@
-"""One story of the stage order: `STAGES` is what the README, the package docstring and the
-CLI say (`build()` following it is pinned in test_run and test_cli, which run real builds)."""
+"""One story of the stage order: `STAGES` is what docs/building.md, the README's CLI table, the
+package docstring and the CLI say (`build()` following it is pinned in test_run and test_cli,
+which run real builds)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 import trt_edge.pipeline
 from trt_edge.pipeline.stages import STAGE_NAMES, STAGES, flow
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+BUILDING = REPO / "docs" / "building.md"
 
 
 def _section(text: str, heading: str) -> str:
@@ -19,8 +22,8 @@ def _section(text: str, heading: str) -> str:
     return text[start : end if end != -1 else len(text)]
 
 
-def test_the_readme_lists_the_stages_in_order_with_their_summaries() -> None:
-    building = _section(README.read_text(encoding="utf-8"), "Building")
+def test_the_building_page_lists_the_stages_in_order_with_their_summaries() -> None:
+    building = _section(BUILDING.read_text(encoding="utf-8"), "The stages")
     items = re.findall(r"^(\d+)\. `(\w+)` — (.+)$", building, re.MULTILINE)
     assert [name for _, name, _ in items] == list(STAGE_NAMES)
     assert [int(n) for n, _, _ in items] == list(range(1, len(STAGES) + 1))

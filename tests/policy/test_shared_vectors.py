@@ -29,6 +29,7 @@ def cases_in(name: str) -> int:
         "generate_mode_decision",
         "generate_bundle_layouts",
         "generate_dtypes",
+        "generate_bundle_documents",
     ],
 )
 def test_vector_file_is_what_its_generator_writes(source: str) -> None:

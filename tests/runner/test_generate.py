@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -66,7 +67,7 @@ def test_generate_cli_json(tiny_llm_bundle: Path, capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--prompt-ids", "1,x"], "expected comma-separated integers"),
+        (["--prompt-ids", "1,x"], "expected comma-separated token ids"),
         (["--prompt-ids", "1,300"], "outside the vocabulary [0, 256)"),
         (["--prompt-ids", "1", "--max-new-tokens", "700"], "exceeds the context of 640"),
     ],
@@ -79,5 +80,35 @@ def test_generate_bad_arguments_exit_2(
 
 
 def test_generate_refuses_a_bundle_without_the_contract(llm_like_bundle: Path) -> None:
-    with pytest.raises(GenerateContractError, match="generate needs input_ids, start_pos"):
+    with pytest.raises(GenerateContractError, match="declares no generation contract"):
         generate(Runner.open(llm_like_bundle), [1, 2], 2)
+
+
+def test_the_contract_is_declared_in_bundle_json(tiny_llm_bundle: Path) -> None:
+    """The manifest's `runtime.generation: tiny_llm` names the roles in bundle.json; readers
+    take them from there (issue 20, point 3)."""
+    doc = json.loads((tiny_llm_bundle / "bundle.json").read_text())
+    assert doc["generation"] == {
+        "version": 1,
+        "contract": "tiny_llm",
+        "tokens": "input_ids",
+        "start_position": "start_pos",
+        "logits": doc["io"]["outputs"][0]["name"],
+    }
+
+
+def test_a_bundle_without_the_declaration_is_refused_by_generate(
+    tiny_llm_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same program and files, bundle.json without `generation`: input names alone no
+    longer make a contract."""
+    copy = tmp_path / "undeclared"
+    shutil.copytree(tiny_llm_bundle, copy)
+    doc = json.loads((copy / "bundle.json").read_text())
+    del doc["generation"]
+    (copy / "bundle.json").write_text(json.dumps(doc))
+    (copy / "bundle.sig").unlink(missing_ok=True)
+    assert host_main(["generate", str(copy), "--prompt-ids", "1,2"]) == 2
+    err = capsys.readouterr().err
+    assert f"{copy}/bundle.json: the bundle declares no generation contract" in err
+    assert "generation: tiny_llm" in err and "Traceback" not in err

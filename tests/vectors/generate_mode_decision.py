@@ -6,7 +6,7 @@ a native TensorRT profile guard (the Python runner never; the C++ runner when bu
 with -DTRT_EDGE_TORCHTRT_PROFILE_GUARD=ON) and whether the policy is honoured, and
 answers a mode (native or emulated), whether only profile 0 runs, and which notice
 to give once (none, "tensorrt_without_native_guard", "policy_ignored"). Every
-expectation is written by hand from DESIGN.md ("Runner: decide, apply, or
+expectation is written by hand from docs/design.md ("Runner: decide, apply, or
 emulate", and "a multi-profile .pte on a runner without profile support is load
 compatible: profile 0 only"); nothing here calls an implementation. Regenerate with:
 
@@ -114,7 +114,7 @@ def cases() -> list[Case]:
 
 def document() -> str:
     description = (
-        "Conformance vectors for the trt-edge mode decision (DESIGN.md, 'Runner: decide, "
+        "Conformance vectors for the trt-edge mode decision (docs/design.md, 'Runner: decide, "
         "apply, or emulate'). Run: python -m trt_edge_runner.conformance FILE, and the C++ "
         "trt_edge_conformance FILE."
     )

@@ -1,6 +1,6 @@
 """Writes `profile_selection.json`, the conformance vectors for profile selection.
 
-Every expectation below is written by hand from the rules in DESIGN.md
+Every expectation below is written by hand from the rules in docs/design.md
 ("Profile semantics") and Torch-TensorRT's `OptimizationProfileSelection.h`;
 nothing here calls an implementation, so the vectors can catch both the Python
 and the C++ one. The JSON file is the contract and is checked in; this script
@@ -464,7 +464,7 @@ def cases() -> list[Case]:
 
 def main() -> None:
     description = (
-        "Conformance vectors for trt-edge profile selection (DESIGN.md, 'Profile semantics'). "
+        "Conformance vectors for trt-edge profile selection (docs/design.md, 'Profile semantics'). "
         "Run: python -m trt_edge_runner.conformance FILE, and the C++ trt_edge_conformance."
     )
     write_or_check(OUT, vector_document(cases(), description))

@@ -1,6 +1,6 @@
 // Emulation: the runner itself applies the profile policy to one engine's executions.
 //
-// DESIGN.md keeps three things apart: the pure policy (include/trt_edge/), the
+// docs/design.md keeps three things apart: the pure policy (include/trt_edge/), the
 // actuator (a backend's native guard: actuator.h) and emulation — here. Per
 // execution: select a profile for the request (select_profile), turn a failing
 // outcome into a RunnerError (kRequestRefused) naming the pin or every profile's ranges,

@@ -2,7 +2,7 @@
 //
 // One execution under a request, every phase of the runtime policy timed (what a
 // device agent's smoke run and health check need), or a benchmark. `kHelp` below is
-// the documentation of the interface (README "Running on a device" repeats it): the
+// the documentation of the interface (docs/runner-interface.md repeats it): the
 // JSON document printed with --json, versioned by its "interface" field, and the
 // exit code of each failure kind (errors.h). XNNPACK's CPU-probe info lines
 // (cpuinfo_utils.cpp) are hidden unless TRT_EDGE_RUNTIME_LOGS=1; every other

@@ -1,5 +1,5 @@
 // ProfiledModule: executorch::extension::Module::execute wrapped with the bundle's
-// profile policy. Per call, in the order DESIGN.md fixes: collect every input's
+// profile policy. Per call, in the order docs/design.md fixes: collect every input's
 // dims → select_profile for the request in scope on this thread (set by a
 // trt_edge::OptimizationProfileGuard) → check every input against the selected
 // profile (emulation.h) → execute through the actuator (actuator.h).

@@ -40,6 +40,16 @@ class RunnerBroken(AgentConfigError):
     architecture, or it does not speak this agent's interface (exit 2: fix the device)."""
 
 
+class RunnerDocumentInvalid(RunnerBroken):
+    """A `trt-edge-run` document that does not match its schema (`trt_edge_runner/schemas`):
+    `field` is the JSON path at fault, `schema` the schema's name."""
+
+    def __init__(self, message: str, *, field: str, schema: str, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.field = field
+        self.schema = schema
+
+
 class RunnerCrashed(AgentError):
     """`trt-edge-run` died of a signal or ran past its timeout: contained in the child, named
     with the stage it was in ("died of SIGSEGV while running phase decode")."""

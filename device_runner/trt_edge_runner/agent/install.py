@@ -28,6 +28,7 @@ from pathlib import Path
 
 from trt_edge_runner.agent.errors import AgentError, InstallRefused, NothingInstalled
 from trt_edge_runner.agent.facts import fingerprint_mismatches
+from trt_edge_runner.agent.memory_check import MemoryCheck
 from trt_edge_runner.agent.smoke import PhaseEngine, PhaseTiming, run_every_phase
 from trt_edge_runner.agent.store import AgentState, DeviceStore, Event, Floor, SlotInfo
 from trt_edge_runner.agent.tarball import open_bundle_tar
@@ -143,6 +144,7 @@ def install_bundle(
     engine: PhaseEngine | None = None,
     allow_downgrade: bool = False,
     progress: Callable[[str], None] | None = None,
+    memory: MemoryCheck | None = None,
 ) -> InstallResult:
     """Install `tar_path` into the inactive slot and make it active, or raise InstallRefused.
 
@@ -154,7 +156,8 @@ def install_bundle(
     the device's first `health` run is the first time the model executes there.
     `allow_downgrade` lets a version below the model's floor (or the floor version with
     other content) through; the floor itself is never lowered, and the override is
-    recorded in the history.
+    recorded in the history. `memory` checks the bundle's recorded needs against this
+    device's memory (None: not checked, e.g. when staging an image on another machine).
     """
     if smoke and engine is None:
         raise ValueError("install_bundle: a smoke run needs an engine (or smoke=False)")
@@ -184,6 +187,10 @@ def install_bundle(
                     f"{tar_path}: built for target {manifest.target.get('id', '?')}, which does "
                     "not match this device:\n  " + "\n  ".join(reasons)
                 )
+            if memory is not None:  # part of "does it fit this device", before any writing
+                note = memory.check(manifest, str(tar_path))
+                if note is not None:
+                    say(note)
             pause_point("fingerprint_checked")
 
             bundle_sha256 = hashlib.sha256(document).hexdigest()

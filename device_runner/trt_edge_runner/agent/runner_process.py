@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
-import functools
 import json
 import os
 import signal
@@ -31,11 +30,17 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from trt_edge_runner.agent.config import FoundRunner
-from trt_edge_runner.agent.errors import RunnerBroken, RunnerCrashed, RunnerRefused
+from trt_edge_runner.agent.errors import (
+    RunnerBroken,
+    RunnerCrashed,
+    RunnerDocumentInvalid,
+    RunnerRefused,
+)
 from trt_edge_runner.runner_interface import EXIT_KINDS, INTERFACE_VERSION, RUNNER_NAME
+from trt_edge_runner.schemas import check
 
 PROGRESS = f"{RUNNER_NAME}: progress: "
 # Lines of the runner's stderr the agent reports itself (as a typed error), not again.
@@ -51,35 +56,27 @@ _Record = TypeVar("_Record", bound="DataclassInstance")
 _ELF_MACHINES = {0x3E: "x86_64", 0xB7: "aarch64", 0x28: "arm", 0xF3: "riscv64", 0x03: "x86"}
 
 
-@functools.cache
-def _field_types(cls: type[DataclassInstance]) -> tuple[tuple[str, type], ...]:
-    """(name, declared type) of each field; `tuple` for a `tuple[...]` field."""
-    hints = get_type_hints(cls)
-    return tuple(
-        (f.name, get_origin(hints[f.name]) or hints[f.name]) for f in dataclasses.fields(cls)
-    )
+def _schema_for(argv: Sequence[str]) -> str:
+    """The schema of the success document a command line asks for (trt_edge_runner/schemas)."""
+    for flag, name in (
+        ("--version", "runner-version"),
+        ("--load", "runner-load"),
+        ("--generate", "runner-generate"),
+        ("--phases", "runner-phases"),
+    ):
+        if flag in argv:
+            return name
+    return "runner-run"
 
 
-def _checked(name: str, kind: type, value: Any) -> Any:
-    """`value` as JSON gave it, if it is a `kind`; a TypeError naming the field otherwise.
-    Nothing is coerced: a string or a bool is not a number, a float is not an int."""
-    if kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if kind is int and isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if kind is str and isinstance(value, str):
-        return value
-    if kind is tuple and isinstance(value, list):
-        return tuple(value)
-    expected = {tuple: "a list", float: "a number", int: "an integer"}.get(kind, kind.__name__)
-    raise TypeError(f"field {name!r} is {value!r}, expected {expected}")
+def _tupled(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
 
 
 def read_record(cls: type[_Record], obj: Mapping[str, Any]) -> _Record:
-    """The record `cls` from an object of a runner document whose keys are its field names,
-    each value checked against the field's declared type: a missing field is a KeyError, a
-    mistyped one a TypeError, here where the document is read, not later."""
-    return cls(**{name: _checked(name, kind, obj[name]) for name, kind in _field_types(cls)})
+    """The record `cls` from an object of a runner document already checked against its
+    schema (so every field is there, of its type): lists become tuples, nothing else moves."""
+    return cls(**{f.name: _tupled(obj[f.name]) for f in dataclasses.fields(cls)})
 
 
 @dataclass(frozen=True)
@@ -126,18 +123,15 @@ class GenerationRun:
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> GenerationRun:
-        """KeyError, TypeError or ValueError when a field is missing or of another type."""
-        timings = doc["timings"]
-        if not isinstance(timings, dict):
-            raise TypeError("timings is not an object")
+        """The run of a document that matched `runner-generate` (`validate` first)."""
         return cls(
-            contract=str(doc["contract"]),
-            prompt_ids=tuple(int(t) for t in doc["prompt_ids"]),
-            max_new_tokens=int(doc["max_new_tokens"]),
-            tokens=tuple(int(t) for t in doc["tokens"]),
-            stop=str(doc["stop"]),
+            contract=doc["contract"],
+            prompt_ids=tuple(doc["prompt_ids"]),
+            max_new_tokens=doc["max_new_tokens"],
+            tokens=tuple(doc["tokens"]),
+            stop=doc["stop"],
             steps=tuple(read_record(GenerationStep, s) for s in doc["steps"]),
-            timings={str(k): None if v is None else float(v) for k, v in timings.items()},
+            timings=dict(doc["timings"]),
         )
 
 
@@ -196,10 +190,7 @@ class RunnerProcess:
             return cls(found, {}, timeout_s)
         probe_run = cls(found, {}, VERSION_TIMEOUT_S)
         doc = probe_run.run_json(["--version", "--json"], what="answering --version")
-        facts = doc.get("runner")
-        if not isinstance(facts, dict):
-            raise probe_run._broken("its --version document has no runner facts")
-        return cls(found, facts, timeout_s)
+        return cls(found, doc["runner"], timeout_s)
 
     @property
     def path(self) -> Path:
@@ -315,19 +306,37 @@ class RunnerProcess:
                 "install the runner tarball of the same trt-edge version as the agent"
             )
         if done.returncode == 0 and doc.get("ok") is True:
-            return doc
-        error = doc.get("error")
+            return self._checked(_schema_for(done.args), doc)
         kind = EXIT_KINDS.get(done.returncode)
-        if not isinstance(error, dict) or kind is None or error.get("kind") != kind:
+        if kind is None or doc.get("ok") is not False:
             raise self._broken(
                 f"exit {done.returncode} with a document that does not match it: "
                 f"{json.dumps(doc)[:200]}"
             )
+        error = self._checked("runner-error", doc)["error"]
+        if error["kind"] != kind:
+            raise self._broken(
+                f"exit {done.returncode} ({kind}) with an error document of kind {error['kind']!r}"
+            )
         raise RunnerRefused(
-            str(error.get("message", kind)),
+            error["message"],
             kind=kind,
             runner_exit_code=done.returncode,
             error=error,
+        )
+
+    def _checked(self, schema: str, doc: dict[str, Any]) -> dict[str, Any]:
+        """`doc` if it matches its schema, else RunnerDocumentInvalid naming the field."""
+        problem = check(schema, doc)
+        if problem is None:
+            return doc
+        field, what = problem
+        raise RunnerDocumentInvalid(
+            f"{RUNNER_NAME} {self.found}: its document does not match {schema}.schema.json "
+            f"(interface {INTERFACE_VERSION}): {field or 'the document'}: {what}",
+            field=field,
+            schema=schema,
+            hint="install the runner tarball of the same trt-edge version as the agent",
         )
 
     # ---- the requests the agent makes ------------------------------------------------
@@ -339,11 +348,7 @@ class RunnerProcess:
         args = ["--bundle", str(bundle_dir), "--phases", "all", "--runs", str(runs)]
         args += ["--warmup", str(warmup), "--seed", str(seed)]
         doc = self.run_json(args, what=f"running {bundle_dir}")
-        try:
-            phases = [read_record(PhaseRun, p) for p in doc["phases"]]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise self._broken(f"its --phases document lacks a field ({exc})") from None
-        return doc, phases
+        return doc, [read_record(PhaseRun, p) for p in doc["phases"]]
 
     def generate(
         self,
@@ -362,10 +367,7 @@ class RunnerProcess:
         if not verify:
             args.append("--no-verify")
         doc = self.run_json(args, what=f"generating with {bundle_dir}", env=env)
-        try:
-            return doc, GenerationRun.from_document(doc)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise self._broken(f"its --generate document lacks a field ({exc})") from None
+        return doc, GenerationRun.from_document(doc)
 
     def load(self, bundle_dir: Path) -> dict[str, Any]:
         """Check and load the bundle (`--load`), executing nothing: its mode, phases, profiles."""

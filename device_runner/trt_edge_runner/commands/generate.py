@@ -22,6 +22,7 @@ from trt_edge_runner.cli_args import (
     add_json_argument,
     add_verbose_argument,
     at_least,
+    parse_prompt_ids,
     require_dir,
 )
 from trt_edge_runner.cli_shell import Command
@@ -48,16 +49,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_verbose_argument(parser)
 
 
-def parse_prompt_ids(text: str) -> list[int]:
-    """`"1,2,3"` → `[1, 2, 3]`; InputSpecError naming the flag and the value otherwise."""
-    from trt_edge_runner.errors import InputSpecError
+def require_contract(bundle: Path) -> None:
+    """Refuse, before a runner starts, a bundle whose bundle.json declares no generation
+    contract (`llm` or `generation`): the contract is declared, never guessed from names."""
+    from trt_edge_runner.bundle_integrity import read_manifest
+    from trt_edge_runner.errors import UsageError
 
-    parts = text.split(",")
-    if not text.strip() or any(not p.strip().isdigit() for p in parts):
-        raise InputSpecError(
-            f"--prompt-ids {text!r}: expected comma-separated token ids (integers >= 0), e.g. 1,2,3"
+    _data, manifest = read_manifest(bundle)
+    if manifest.llm is None and manifest.generation is None:
+        raise UsageError(
+            f"{bundle}/bundle.json: the bundle declares no generation contract (neither "
+            "`generation` nor `llm`): generate needs one to know which input carries the tokens",
+            hint="rebuild it with `generation: tiny_llm` under `runtime:` in its manifest (a "
+            "model implementing the tiny-LLM contract), or from a Hugging Face causal LM",
         )
-    return [int(p) for p in parts]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
     require_dir(args.bundle, "bundle directory")
     prompt = parse_prompt_ids(args.prompt_ids)
+    require_contract(args.bundle)
     runner = open_runner(args, probe=False)
     env = {"TRT_EDGE_RUNTIME_LOGS": "1"} if args.verbose else None
     doc, generation = runner.generate(

@@ -86,11 +86,37 @@ def python_runtime_facts() -> dict[str, Any]:
     return facts
 
 
+def device_memory() -> dict[str, Any]:
+    """This device's memory (`/proc/meminfo`), or why it cannot be read."""
+    from trt_edge_runner.memory_budget import MemInfoError, read_meminfo
+
+    try:
+        found = read_meminfo()
+    except MemInfoError as exc:
+        return {"error": str(exc)}
+    return {"total_bytes": found.total_bytes, "available_bytes": found.available_bytes}
+
+
+def bundle_memory(bundle: Path, peak_rss_bytes: Any) -> dict[str, Any] | None:
+    """The bundle's recorded needs (`bundle.json` `memory`) and the runner's measured peak
+    RSS with it loaded (`peak_rss_bytes` of `trt-edge-run --load --json`, when the runner
+    reports it); None when the bundle records no needs and nothing was measured."""
+    from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
+
+    memory = BundleManifest.from_json((bundle / BUNDLE_JSON).read_bytes()).memory
+    measured = peak_rss_bytes if isinstance(peak_rss_bytes, int) else None
+    if memory is None and measured is None:
+        return None
+    return {"needs": memory.to_dict() if memory else None, "peak_rss_bytes": measured}
+
+
 def describe_bundle(args: argparse.Namespace, engine: str) -> dict[str, Any]:
     if engine == "python":
         from trt_edge_runner.runner import Runner
 
-        return Runner.open(args.bundle).describe()
+        described: dict[str, Any] = Runner.open(args.bundle).describe()
+        described["memory"] = bundle_memory(args.bundle, None)
+        return described
     from trt_edge_runner.agent.smoke import open_runner
 
     doc = open_runner(args, probe=False).load(args.bundle)  # its document is checked
@@ -102,7 +128,42 @@ def describe_bundle(args: argparse.Namespace, engine: str) -> dict[str, Any]:
         "phases": doc["phases"],
         "profiles": doc["profiles"],
         "backends_registered": doc["runner"]["backends"],
+        "memory": bundle_memory(args.bundle, doc.get("peak_rss_bytes")),
     }
+
+
+def device_memory_line(device: dict[str, Any]) -> str:
+    """`info`'s line for this device's memory."""
+    from trt_edge_runner.memory_budget import mib
+
+    if "error" in device:
+        return f"  memory: {device['error']}"
+    available = device["available_bytes"]
+    free = f", {mib(available)} available" if available is not None else ""
+    return f"  memory: {mib(device['total_bytes'])} total{free} (/proc/meminfo)"
+
+
+def bundle_memory_lines(bundle: dict[str, Any]) -> list[str]:
+    """`info`'s lines for a bundle's recorded needs and the runner's measured peak RSS."""
+    from trt_edge_runner.agent.memory_check import needs_line
+    from trt_edge_runner.bundle_format import MemorySection
+    from trt_edge_runner.memory_budget import mib
+
+    lines = []
+    memory = bundle.get("memory")
+    needs = memory["needs"] if memory else None
+    lines.append(
+        f"  needs: {needs_line(MemorySection(**needs))}"
+        if needs
+        else "  needs: not recorded (bundle built before bundle.json had a memory section)"
+    )
+    measured = memory["peak_rss_bytes"] if memory else None
+    lines.append(
+        f"  runner peak RSS with the bundle loaded: {mib(measured)}"
+        if measured is not None
+        else "  runner peak RSS with the bundle loaded: not reported by this runner"
+    )
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
@@ -118,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
             **package_facts(),
             "engine": engine,
             "runner": cpp_runner_facts(args) if engine == "cpp" else python_runtime_facts(),
+            "memory": device_memory(),
         }
     }
     if args.bundle is not None:
@@ -150,6 +212,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {runner['error']}")
     for package in ("executorch", "torch", "numpy", "cryptography", "torch_tensorrt"):
         print(f"  {package}: {device[package] or 'not installed'}")
+    print(device_memory_line(device["memory"]))
     if "bundle" in report:
         b = report["bundle"]
         phases = ", ".join(f"{k}→{v}" for k, v in b["phases"].items())
@@ -157,6 +220,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  mode: {b['mode']}{' (profile 0 only)' if b['profile0_only'] else ''}")
         print(f"  profiles: {', '.join(f'{i} {n}' for i, n in enumerate(b['profiles']))}")
         print(f"  phases: {phases}")
+        for line in bundle_memory_lines(b):
+            print(line)
     return 0
 
 

@@ -1,9 +1,11 @@
 """`trt-edge-device install BUNDLE.tar`: verified, A/B, crash-safe install of a signed bundle.
 
 Verify BUNDLE.tar's signature against the trusted keys, check its target against
-this device and its version against the model's floor (anti-rollback: never below
-the highest version installed, unless --allow-downgrade), extract it safely into the
-inactive A/B slot, smoke-run every phase (in the C++ runner trt-edge-run, a child
+this device, its recorded memory needs against the device's memory (MemTotal less
+--memory-headroom-mib; --ignore-memory-check to install anyway) and its version
+against the model's floor (anti-rollback: never below the highest version installed,
+unless --allow-downgrade), extract it safely into the inactive A/B slot, smoke-run
+every phase (in the C++ runner trt-edge-run, a child
 process: a crash there refuses the install), then switch atomically. The previous
 slot is kept for `rollback`.
 """
@@ -31,14 +33,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="install even if this model's version is below the device's floor (or is the "
         "floor version with other content); recorded in the device's history",
     )
+    add_memory_arguments(parser)
     add_location_arguments(parser)
     add_runner_arguments(parser, default_engine="cpp")
+
+
+def add_memory_arguments(parser: argparse.ArgumentParser) -> None:
+    """The memory check's options (`trt_edge_runner.agent.memory_check`)."""
+    from trt_edge_runner.memory_budget import DEFAULT_HEADROOM_MIB, MEMINFO
+
+    parser.add_argument(
+        "--memory-headroom-mib",
+        type=at_least(0),
+        default=DEFAULT_HEADROOM_MIB,
+        help="MiB of the device's memory kept free for the OS, the agent and the CUDA/TensorRT "
+        f"libraries (default {DEFAULT_HEADROOM_MIB})",
+    )
+    parser.add_argument(
+        "--ignore-memory-check",
+        action="store_true",
+        help="install even if the bundle's recorded memory needs exceed this device's memory "
+        "less the headroom",
+    )
+    parser.add_argument(
+        "--meminfo",
+        type=Path,
+        default=MEMINFO,
+        help=f"read the device's memory from this file (default {MEMINFO})",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from trt_edge_runner.agent.config import load_health_settings
     from trt_edge_runner.agent.facts import load_facts
     from trt_edge_runner.agent.install import install_bundle
+    from trt_edge_runner.agent.memory_check import MemoryCheck
     from trt_edge_runner.agent.smoke import open_engine
     from trt_edge_runner.agent.store import DeviceStore
 
@@ -59,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         engine=engine,
         allow_downgrade=args.allow_downgrade,
         progress=say,
+        memory=MemoryCheck(args.meminfo, args.memory_headroom_mib, args.ignore_memory_check),
     )
     previous = result.previous
     if args.json:

@@ -25,6 +25,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from trt_edge_runner.cli_args import at_least
 from trt_edge_runner.cli_shell import Command
 from trt_edge_runner.errors import UsageError, Where
 
@@ -57,6 +58,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode.add_argument("--container", action="store_true", help="build in the builder image")
     parser.add_argument("--target", help="target id from the catalog (default: first in manifest)")
     parser.add_argument("--image", help="builder image to use with --container")
+    parser.add_argument(
+        "--memory-headroom-mib",
+        type=at_least(0),
+        help="MiB of a board's memory kept free for the OS when judging whether the bundle "
+        "fits the target (default: the manifest's build.memory_headroom_mib, else 1024)",
+    )
     parser.add_argument(
         "--source-date-epoch",
         type=int,
@@ -197,9 +204,26 @@ def _summary(console: Any, result: Any, elapsed: float) -> None:
         for stage, seconds in result.stage_seconds.items()
     )
     lines.append(f"  stages   {stages}")
+    lines += memory_lines(result.bundle_dir, result.memory_warnings)
     lines.append(f"  total    {elapsed:.2f}s")
     for line in lines:
         console.print(line, soft_wrap=True, markup=False, highlight=False)
+
+
+def memory_lines(bundle_dir: Path, warnings: tuple[str, ...]) -> list[str]:
+    """The summary's memory line (from the bundle's `memory` section) and its warnings."""
+    from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
+    from trt_edge_runner.memory_budget import mib
+
+    memory = BundleManifest.from_json((bundle_dir / BUNDLE_JSON).read_bytes()).memory
+    if memory is None:
+        return []
+    lines = [
+        f"  memory   needs {mib(memory.total_bytes)}: weights {mib(memory.weights_bytes)}, "
+        f"planned {mib(memory.planned_bytes)} (KV cache {mib(memory.kv_cache_bytes)}), "
+        f"runner {mib(memory.runner_bytes)}"
+    ]
+    return lines + [f"  warning  {warning}" for warning in warnings]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -227,6 +251,7 @@ def run(args: argparse.Namespace) -> int:
         source_date_epoch=args.source_date_epoch,
         progress=progress,
         target=args.target,
+        memory_headroom_mib=args.memory_headroom_mib,
     )
     started = time.perf_counter()
     if mode == "container":

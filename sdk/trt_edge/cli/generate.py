@@ -11,9 +11,11 @@ weights (tested). Two I/O contracts:
   `input_ids [1, seq]` and `cache_position [seq]`, the KV cache inside the program;
   `--prompt` text is encoded with the bundle's tokenizer (the `tokenizers` library
   only), the output decoded back; stops at an eos id (`trt_edge.llm.generation`);
-- the tiny-LLM contract (examples/tiny_llm/model.py): inputs `input_ids [1, seq]`,
-  `start_pos [1]` and caller-owned KV caches, outputs `logits [1, seq, vocab]` and
-  the updated caches, fed back each step; token ids only.
+- the tiny-LLM contract (bundle.json `generation`, declared by the manifest's
+  `runtime.generation: tiny_llm`; examples/tiny_llm): token ids `[1, seq]`, a start
+  position `[1]` and caller-owned KV caches in, logits `[1, seq, vocab]` and the updated
+  caches out, fed back each step; token ids only. A bundle that declares neither contract
+  is refused.
 
 `--json` prints `prompt_ids`, `tokens`, `text` and per-phase timings (prefill ms,
 time to first token, decode ms per token, tokens/s).
@@ -29,6 +31,7 @@ from trt_edge_runner.cli_args import (
     add_bundle_argument,
     add_json_argument,
     add_verbose_argument,
+    parse_prompt_ids,
     require_dir,
 )
 from trt_edge_runner.cli_shell import Command
@@ -63,45 +66,54 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_verbose_argument(parser)
 
 
-def parse_prompt(text: str) -> list[int]:
-    try:
-        ids = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise GenerateContractError(
-            f"--prompt-ids {text!r}: expected comma-separated integers, e.g. 1,2,3"
-        ) from None
-    if not ids:
-        raise GenerateContractError("--prompt-ids is empty: pass at least one token id")
-    return ids
+class _TinyLlm:
+    """The tiny-LLM contract as bundle.json declares it (`generation`, never input names):
+    which input carries the tokens, which the start position, which output the logits; the
+    other inputs are caches, fed back from the other outputs in order."""
 
-
-def _check_contract(runner: Runner) -> tuple[int, int, int]:
-    """(vocab, context limit, number of caches), or GenerateContractError naming the gap."""
-    manifest = runner.manifest
-    names = [spec.name for spec in manifest.inputs]
-    where = f"{runner.bundle_dir}/bundle.json"
-    if names[:2] != ["input_ids", "start_pos"] or len(names) < 3:
-        raise GenerateContractError(
-            f"{where}: inputs are {', '.join(names)}; generate needs input_ids, start_pos, "
-            "then the KV caches (the tiny-LLM I/O contract in examples/tiny_llm/model.py)"
-        )
-    missing = [phase for phase in (PREFILL, DECODE) if phase not in manifest.runtime.phases]
-    if missing:
-        raise GenerateContractError(
-            f"{where}: runtime.phases lacks {', '.join(missing)}; generate runs the prompt "
-            "under 'prefill' and each new token under 'decode'"
-        )
-    ids_spec, pos_spec = manifest.inputs[0], manifest.inputs[1]
-    if ids_spec.values is None or pos_spec.values is None:
-        raise GenerateContractError(
-            f"{where}: input_ids and start_pos must declare values (vocabulary, context length)"
-        )
-    for spec in manifest.inputs[2:]:
-        if any(isinstance(d, str) for d in spec.shape):
+    def __init__(self, runner: Runner) -> None:
+        manifest = runner.manifest
+        where = f"{runner.bundle_dir}/bundle.json"
+        section = manifest.generation
+        if section is None:
             raise GenerateContractError(
-                f"{where}: cache input {spec.name!r} has a symbolic shape; caches are static"
+                f"{where}: the bundle declares no generation contract (bundle.json has neither "
+                "`generation` nor `llm`); generate needs one to know which input carries the "
+                "tokens",
+                hint="build a model that implements the tiny-LLM contract with `generation: "
+                "tiny_llm` under `runtime:` in its manifest, or a Hugging Face causal LM",
             )
-    return ids_spec.values[1], pos_spec.values[1], len(manifest.inputs) - 2
+        missing = [phase for phase in (PREFILL, DECODE) if phase not in manifest.runtime.phases]
+        if missing:
+            raise GenerateContractError(
+                f"{where}: runtime.phases lacks {', '.join(missing)}; generate runs the prompt "
+                "under 'prefill' and each new token under 'decode'"
+            )
+        specs = {spec.name: spec for spec in manifest.inputs}
+        ids_spec, pos_spec = specs[section.tokens], specs[section.start_position]
+        if ids_spec.values is None or pos_spec.values is None:
+            raise GenerateContractError(
+                f"{where}: {ids_spec.name} and {pos_spec.name} must declare values (vocabulary, "
+                "context length)"
+            )
+        self.caches = [specs[name] for name in section.caches(manifest.inputs)]
+        for spec in self.caches:
+            if any(isinstance(d, str) for d in spec.shape):
+                raise GenerateContractError(
+                    f"{where}: cache input {spec.name!r} has a symbolic shape; caches are static"
+                )
+        names = [spec.name for spec in manifest.outputs]
+        self.logits = names.index(section.logits)
+        self.cache_outputs = [i for i in range(len(names)) if i != self.logits]
+        self.order = [spec.name for spec in manifest.inputs]
+        self.section = section
+        self.vocab, self.context = ids_spec.values[1], pos_spec.values[1]
+
+    def inputs(self, ids: Any, position: Any, caches: list[Any]) -> list[Any]:
+        """The method's arguments in bundle.json's input order."""
+        named = {self.section.tokens: ids, self.section.start_position: position}
+        named.update(zip([spec.name for spec in self.caches], caches, strict=True))
+        return [named[name] for name in self.order]
 
 
 def generate(runner: Runner, prompt: list[int], max_new_tokens: int) -> Generation:
@@ -109,7 +121,8 @@ def generate(runner: Runner, prompt: list[int], max_new_tokens: int) -> Generati
     import numpy as np
     from trt_edge_runner.tensors import numpy_dtype
 
-    vocab, context, n_caches = _check_contract(runner)
+    contract = _TinyLlm(runner)
+    vocab, context = contract.vocab, contract.context
     bad = [t for t in prompt if not 0 <= t < vocab]
     if bad:
         raise GenerateContractError(f"--prompt-ids: {bad} outside the vocabulary [0, {vocab})")
@@ -119,11 +132,11 @@ def generate(runner: Runner, prompt: list[int], max_new_tokens: int) -> Generati
     if len(prompt) + max_new_tokens - 1 > context:
         raise GenerateContractError(
             f"prompt ({len(prompt)}) + --max-new-tokens ({max_new_tokens}) exceeds the "
-            f"context of {context} positions (start_pos values); shorten one of them"
+            f"context of {context} positions ({contract.section.start_position} values); "
+            "shorten one of them"
         )
     caches = [
-        np.zeros([int(d) for d in spec.shape], dtype=numpy_dtype(spec))
-        for spec in runner.manifest.inputs[2:]
+        np.zeros([int(d) for d in spec.shape], dtype=numpy_dtype(spec)) for spec in contract.caches
     ]
     result = Generation(prompt=list(prompt))
     # A one-token prompt is a decode step: the prefill profile need not accept seq 1.
@@ -131,9 +144,11 @@ def generate(runner: Runner, prompt: list[int], max_new_tokens: int) -> Generati
     ids = np.asarray([prompt], dtype=np.int64)
     position = 0
     for _ in range(max_new_tokens):
-        run = runner.run(phase, [ids, np.asarray([position], dtype=np.int64), *caches])
-        logits = run.outputs[0]
-        caches = list(run.outputs[1 : 1 + n_caches])
+        run = runner.run(
+            phase, contract.inputs(ids, np.asarray([position], dtype=np.int64), caches)
+        )
+        logits = run.outputs[contract.logits]
+        caches = [run.outputs[i] for i in contract.cache_outputs]
         token = int(np.argmax(logits[0, -1]))
         result.tokens.append(token)
         result.steps.append(
@@ -156,13 +171,14 @@ def run(args: argparse.Namespace) -> int:
 
     configure_logging(args.command_prog)
     started = time.perf_counter()
-    prompt_ids = parse_prompt(args.prompt_ids) if args.prompt_ids is not None else None
+    prompt_ids = parse_prompt_ids(args.prompt_ids) if args.prompt_ids is not None else None
     runner = Runner.open(
         require_dir(args.bundle, "bundle directory"),
         runtime_logs=True if args.verbose else None,
     )
     if runner.manifest.llm is not None:
         return _run_causal_lm(args, runner, prompt_ids, started)
+    _TinyLlm(runner)  # a bundle that declares no contract is refused before the prompt is read
     if prompt_ids is None:
         raise GenerateContractError(
             f"{runner.bundle_dir}: this bundle (the tiny-LLM contract) carries no tokenizer: "

@@ -1,7 +1,9 @@
 """`trt-edge validate MANIFEST [--json]`: check a manifest and show every problem at once.
 
 Check a trt-edge manifest: YAML, schema, symbols and profile ranges, runtime
-phases, targets, files. Prints every error and warning at once.
+phases, targets, files. Prints every error and warning at once. For a Hugging Face
+model it also estimates the bundle's memory needs from the folder's files (a lower
+bound) and warns for each target board that cannot hold even that.
 
 Exit 0 valid (warnings allowed); 1 the manifest has errors (checking is the job:
 it ran and found them); 2 the manifest cannot be read or the flags are wrong.
@@ -48,22 +50,57 @@ def summary(result: Any) -> str:
     return "; ".join(parts)
 
 
+def memory_report(manifest: Any) -> dict[str, Any] | None:
+    """A Hugging Face model's memory needs estimated before building (a lower bound) and a
+    warning per board of the manifest's targets that cannot hold even that; None when
+    nothing can be told before building (`trt_edge.memory.estimate`)."""
+    from trt_edge.memory import over_budget
+    from trt_edge.memory.estimate import manifest_estimate
+    from trt_edge.targets import load_catalog
+
+    estimate = manifest_estimate(manifest)
+    if estimate is None:
+        return None
+    catalog = load_catalog()
+    warnings = [
+        warning
+        for target_id in manifest.targets
+        if target_id in catalog
+        for warning in over_budget(estimate, catalog.get(target_id), manifest.memory_headroom_mib)
+    ]
+    return {"estimate": estimate.to_dict(), "warnings": warnings}
+
+
 def run(args: argparse.Namespace) -> int:
     from trt_edge.diagnostics.render import print_diagnostics
 
     result = load_readable(args.manifest)
     code = 0 if result.ok else 1
+    memory = memory_report(result.manifest) if result.manifest is not None else None
     if args.json:
         report = result.to_dict()
         if result.manifest is not None:
             report["export_domain"] = {
                 s: list(r) for s, r in result.manifest.export_domain().items()
             }
+            report["memory"] = memory
         print(json.dumps(report, indent=2))
         return code
     print_diagnostics(result.diagnostics, result.path, sys.stderr, color=sys.stderr.isatty())
     if result.ok:
         print(summary(result))
+        if memory is not None:
+            from trt_edge_runner.memory_budget import mib
+
+            needs = memory["estimate"]
+            print(
+                f"{result.path}: memory estimated before building: at least "
+                f"{mib(needs['total_bytes'])} (weights {mib(needs['weights_bytes'])} in "
+                f"float32, KV cache {mib(needs['kv_cache_bytes'])}, runner "
+                f"{mib(needs['runner_bytes'])}; activations are known after lowering)"
+            )
+            for warning in memory["warnings"]:
+                print(f"{result.path}: warning: memory: {warning}", file=sys.stderr)
     else:
         errors = len(result.errors)
         print(

@@ -360,6 +360,8 @@ def _command(
         command.append("--no-cache")
     if options.source_date_epoch is not None:
         command += ["--source-date-epoch", str(options.source_date_epoch)]
+    if options.memory_headroom_mib is not None:
+        command += ["--memory-headroom-mib", str(options.memory_headroom_mib)]
     return command
 
 
@@ -552,6 +554,8 @@ def _build_in_container(
         if container is not None:
             _remove(container)
         shutil.rmtree(staging, ignore_errors=True)
+    from trt_edge.memory import bundle_warnings
+
     report_path = bundle_dir / "reports" / "validation.json"
     report = ValidationReport(json.loads(report_path.read_text(encoding="utf-8")))
     return BuildResult(
@@ -561,6 +565,12 @@ def _build_in_container(
         cached=dict(state.cached),
         backend=state.backend,
         backend_reason=state.backend_reason,
+        memory_warnings=bundle_warnings(
+            bundle_dir,
+            options.memory_headroom_mib
+            if options.memory_headroom_mib is not None
+            else resolved.memory_headroom_mib,
+        ),
     )
 
 

@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trt_edge_runner.agent.errors import AgentError
 from trt_edge_runner.agent.tarball import open_bundle_tar
@@ -25,10 +25,13 @@ from trt_edge_runner.signature import SignatureError, parse_canonical_manifest
 
 from trt_edge.fleet.errors import RolloutError
 from trt_edge.fleet.inventory import ansible_tool, load_inventory
-from trt_edge.fleet.plan import RolloutPlan
-from trt_edge.fleet.playbook import playbook_yaml, rollback_playbook_yaml
+from trt_edge.fleet.plan import MetricsGate, RolloutPlan
+from trt_edge.fleet.playbook import metrics_playbook_yaml, playbook_yaml, rollback_playbook_yaml
 from trt_edge.fleet.report import DeviceResult, RolloutReport
 from trt_edge.fleet.schedule import Schedule, plan_waves, threshold_crossed
+
+if TYPE_CHECKING:
+    from trt_edge.fleet.metrics_gate import MetricsThresholds, MetricsVerdict
 
 
 @dataclass(frozen=True)
@@ -251,13 +254,18 @@ def run_rollout(
         log = workdir / f"wave-{number}.log"
         _run_logged(command, env, log)
         report.waves_run = number
-        for device in wave:
-            raw = _read_report(report_dir / f"{device.name}.json")
-            result = device_result(device.name, number, raw, log)
-            report.devices.append(result)
-            attempted += 1
-            if result.result != "updated":
-                failed += 1
+        results = [
+            device_result(
+                device.name, number, _read_report(report_dir / f"{device.name}.json"), log
+            )
+            for device in wave
+        ]
+        report.devices.extend(results)
+        if plan.health.metrics is not None:
+            run = _Run(command, vars_file, env, workdir, say)
+            _live_traffic_gate(results, number, plan.health.metrics, manifest, run)
+        attempted += len(results)
+        failed += sum(1 for result in results if result.result != "updated")
         if threshold_crossed(plan.failure_threshold, failed, attempted):
             report.halted = True
             report.halt_reason = (
@@ -266,57 +274,162 @@ def run_rollout(
             )
             say(f"HALT: {report.halt_reason}")
             if plan.on_halt == "rollback_wave":
-                _roll_wave_back(report, number, command, vars_file, env, workdir, say)
+                run = _Run(command, vars_file, env, workdir, say)
+                _roll_wave_back(report, number, run)
     return report
 
 
-def _roll_wave_back(
-    report: RolloutReport,
+@dataclass(frozen=True)
+class _Run:
+    """How a wave's extra playbooks run: the wave's command (tool and inventory), its vars
+    file, the environment, the work directory and the progress callback."""
+
+    wave_command: list[str]
+    vars_file: Path
+    env: dict[str, str]
+    workdir: Path
+    say: Callable[[str], None]
+
+    def playbook(
+        self, name: str, yaml_text: str, hosts: list[str], extra: dict[str, Any]
+    ) -> tuple[Path, Path]:
+        """Run `yaml_text` (written as `NAME.yml`) on `hosts` with the wave's vars plus
+        `extra` and a fresh report directory; (report directory, log)."""
+        playbook = self.workdir / f"{name.split('-', 2)[-1]}.yml"
+        _write_text(playbook, yaml_text)
+        hosts_file = self.workdir / f"{name}.hosts"
+        _write_text(hosts_file, "".join(f"{host}\n" for host in hosts))
+        report_dir = self.workdir / f"{name}-reports"
+        report_dir.mkdir(exist_ok=True)
+        wave_vars = json.loads(self.vars_file.read_text(encoding="utf-8"))
+        vars_file = self.workdir / f"{name}.vars.json"
+        doc = {**wave_vars, **extra, "trt_edge_report_dir": str(report_dir)}
+        _write_text(vars_file, json.dumps(doc))
+        command = [self.wave_command[0], "-i", self.wave_command[2], str(playbook)]
+        command += ["--limit", f"@{hosts_file}", "-e", f"@{vars_file}"]
+        log = self.workdir / f"{name}.log"
+        _run_logged(command, self.env, log)
+        return report_dir, log
+
+
+def _rolled_back(
+    devices: list[DeviceResult], number: int, run: _Run, name: str
+) -> dict[str, tuple[bool, dict[str, Any], str]]:
+    """Roll `devices` back (the rollback playbook); per host: (done, its report, the
+    error line when it was not)."""
+    report_dir, log = run.playbook(
+        f"wave-{number}-{name}", rollback_playbook_yaml(), [d.host for d in devices], {}
+    )
+    outcomes = {}
+    for device in devices:
+        raw = _read_report(report_dir / f"{device.host}.json") or {}
+        error = _last_line(raw.get("rollback_stderr")) or f"no report, see {log}"
+        outcomes[device.host] = (str(raw.get("rollback_rc")) == "0", raw, error)
+    return outcomes
+
+
+def _live_traffic_gate(
+    results: list[DeviceResult],
     number: int,
-    wave_command: list[str],
-    vars_file: Path,
-    env: dict[str, str],
-    workdir: Path,
-    say: Callable[[str], None],
+    gate: MetricsGate,
+    manifest: BundleManifest,
+    run: _Run,
 ) -> None:
+    """`health.metrics` on the wave's updated devices: scrape each service's `/metrics`
+    twice over the window (Ansible, on the device), judge the deltas on this host, and
+    roll back each device that crossed a threshold (a failed device, counted against the
+    failure threshold like a failed smoke-run gate)."""
+    from trt_edge.fleet.metrics_gate import MetricsThresholds
+
+    updated = [d for d in results if d.result == "updated"]
+    if not updated:
+        return
+    run.say(
+        f"wave {number}: live-traffic gate on {len(updated)} device(s), window {gate.window_s:g} s"
+    )
+    extra = {
+        "trt_edge_metrics_port": gate.port,
+        "trt_edge_metrics_path": gate.path,
+        "trt_edge_metrics_window": gate.window_s,
+    }
+    report_dir, log = run.playbook(
+        f"wave-{number}-metrics", metrics_playbook_yaml(), [d.host for d in updated], extra
+    )
+    thresholds = MetricsThresholds(
+        min_requests=gate.min_requests,
+        max_error_rate=gate.max_error_rate,
+        max_ttft_p95_ms=gate.max_ttft_p95_ms,
+        max_restarts=gate.max_restarts,
+        require_traffic=gate.require_traffic,
+    )
+    expected = {"name": manifest.name, "version": manifest.version}
+    failing = []
+    for device in updated:
+        raw = _read_report(report_dir / f"{device.host}.json")
+        verdict = metrics_verdict(device.host, raw, thresholds, expected, log)
+        device.metrics = verdict.figures
+        if verdict.ok:
+            device.reason = "; ".join(verdict.notes)
+            continue
+        device.result = "failed"
+        device.reason = "live-traffic gate failed: " + "; ".join(verdict.failures)
+        failing.append(device)
+    if not failing:
+        return
+    run.say(f"wave {number}: rolling back {len(failing)} device(s) that failed the gate")
+    outcomes = _rolled_back(failing, number, run, "metrics-rollback")
+    for device in failing:
+        done, raw, error = outcomes[device.host]
+        if done:
+            device.result = "rolled_back"
+            device.new_version = _json(raw.get("after")).get("version")
+        else:
+            device.reason += f"; rollback failed: {error}"
+
+
+def metrics_verdict(
+    host: str,
+    raw: dict[str, Any] | None,
+    thresholds: MetricsThresholds,
+    expected: dict[str, str],
+    log: Path,
+) -> MetricsVerdict:
+    """One device's live-traffic verdict from what its gate playbook reported."""
+    from trt_edge.fleet.metrics_gate import MetricsVerdict, judge
+
+    if raw is None:
+        return MetricsVerdict(host, failures=[f"{host}: no report from the device; see {log}"])
+    for i in (0, 1):
+        if str(raw.get(f"status_{i}")) != "200":
+            status = raw.get(f"status_{i}")
+            error = raw.get(f"error_{i}") or "no answer"
+            return MetricsVerdict(
+                host,
+                failures=[
+                    f"{host}: cannot scrape {raw.get('url')} (HTTP {status}: {error}); is "
+                    "`trt-edge-device serve` running there?"
+                ],
+            )
+    return judge(
+        host, str(raw.get("metrics_0", "")), str(raw.get("metrics_1", "")), thresholds, expected
+    )
+
+
+def _roll_wave_back(report: RolloutReport, number: int, run: _Run) -> None:
     """Run the rollback playbook on the halted wave's devices that did update."""
     updated = [d for d in report.devices if d.wave == number and d.result == "updated"]
     if not updated:
         return
-    playbook = workdir / "rollback.yml"
-    _write_text(playbook, rollback_playbook_yaml())
-    hosts_file = workdir / f"wave-{number}-rollback.hosts"
-    _write_text(hosts_file, "".join(f"{d.host}\n" for d in updated))
-    report_dir = workdir / f"wave-{number}-rollback-reports"
-    report_dir.mkdir(exist_ok=True)
-    extra = json.loads(vars_file.read_text(encoding="utf-8"))
-    rollback_vars = workdir / f"wave-{number}-rollback.vars.json"
-    _write_text(rollback_vars, json.dumps({**extra, "trt_edge_report_dir": str(report_dir)}))
-    command = [
-        wave_command[0],
-        "-i",
-        wave_command[2],
-        str(playbook),
-        "--limit",
-        f"@{hosts_file}",
-        "-e",
-        f"@{rollback_vars}",
-    ]
-    say(f"rolling wave {number} back on {len(updated)} updated device(s)")
-    log = workdir / f"wave-{number}-rollback.log"
-    _run_logged(command, env, log)
+    run.say(f"rolling wave {number} back on {len(updated)} updated device(s)")
+    outcomes = _rolled_back(updated, number, run, "rollback")
     for device in updated:
-        raw = _read_report(report_dir / f"{device.host}.json") or {}
-        after = _json(raw.get("after"))
-        if str(raw.get("rollback_rc")) == "0":
+        done, raw, error = outcomes[device.host]
+        if done:
             device.result = "rolled_back"
-            device.new_version = after.get("version")
+            device.new_version = _json(raw.get("after")).get("version")
             device.reason = f"wave {number} rolled back after the halt"
         else:
-            device.reason = (
-                f"wave {number} rollback after the halt failed: "
-                f"{_last_line(raw.get('rollback_stderr')) or f'no report, see {log}'}"
-            )
+            device.reason = f"wave {number} rollback after the halt failed: {error}"
 
 
 def _read_report(path: Path) -> dict[str, Any] | None:

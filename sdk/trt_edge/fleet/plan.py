@@ -6,6 +6,13 @@
     health:
       max_latency_regression: 0.5      # fail a device 50 % slower than its install baseline
       runs: 3
+      metrics:                         # optional: a gate on live traffic (the service's /metrics)
+        port: 8000                     # scraped on the device: http://127.0.0.1:8000/metrics
+        window_s: 300                  # scraped twice, this far apart, after the wave installs
+        min_requests: 20               # fewer: error rate and latency not judged
+        max_error_rate: 0.01           # engine_error + deadline over all requests
+        max_ttft_p95_ms: 800           # p95 time to first token, from the histogram's buckets
+        max_restarts: 0                # runner restarts (crashed engines)
     failure_threshold: 0               # stop before the next wave when failures exceed this
                                        # (a count, or "10%" of the devices attempted so far)
     on_halt: rollback_wave             # on a halt, also roll back the wave's updated devices
@@ -59,11 +66,37 @@ def parse_amount(value: WaveSpec, what: str) -> tuple[str, float]:
     return ("percent", percent)
 
 
+class MetricsGate(BaseModel):
+    """`health.metrics`: the live-traffic gate (`trt_edge.fleet.metrics_gate`). After a wave
+    installs, each updated device's service `/metrics` is scraped twice, `window_s` apart,
+    on the device (`http://127.0.0.1:PORT/PATH`; an inventory host var
+    `trt_edge_metrics_url` overrides it per device); a device over a threshold fails."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    port: Annotated[int, Field(ge=1, le=65535)] = 8000  # `trt-edge-device serve`'s default
+    path: str = "/metrics"
+    window_s: Annotated[float, Field(gt=0, le=86400)] = 60.0
+    min_requests: Annotated[int, Field(ge=0)] = 1
+    max_error_rate: Annotated[float, Field(ge=0, le=1)] | None = 0.01
+    max_ttft_p95_ms: Annotated[float, Field(gt=0)] | None = None
+    max_restarts: Annotated[int, Field(ge=0)] | None = 0
+    require_traffic: bool = False  # fewer than min_requests in the window fails the device
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError(f"expected a URL path starting with '/', got {value!r}")
+        return value
+
+
 class HealthGate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     max_latency_regression: Annotated[float, Field(ge=0)] = 0.5
     runs: Annotated[int, Field(ge=1, le=100)] = 3
+    metrics: MetricsGate | None = None  # the live-traffic gate; None: smoke runs only
 
 
 class RolloutPlan(BaseModel):

@@ -195,6 +195,62 @@ def render_rollback_playbook() -> list[dict[str, Any]]:
     ]
 
 
+METRICS_URL = (
+    "{{ trt_edge_metrics_url | default('http://127.0.0.1:' ~ trt_edge_metrics_port "
+    "~ trt_edge_metrics_path) }}"
+)
+
+
+def _scrape(name: str, register: str) -> dict[str, Any]:
+    """Fetch the service's `/metrics` on the device (the uri module runs there, so a
+    service on loopback is reached); a failure is reported, not raised."""
+    return {
+        "name": name,
+        "ansible.builtin.uri": {"url": METRICS_URL, "return_content": True, "timeout": 30},
+        "register": register,
+        "failed_when": False,
+    }
+
+
+def render_metrics_playbook() -> list[dict[str, Any]]:
+    """The live-traffic gate on a wave's updated devices: scrape, wait the window, scrape
+    again, and report both texts to the controller, where they are judged."""
+    cli = "{{ trt_edge_cli }}"
+    scraped = {
+        f"{key}_{i}": f"{{{{ trt_edge_scrape_{i}.{field} | default({default}) }}}}"
+        for i in (0, 1)
+        for key, field, default in (
+            ("metrics", "content", "''"),
+            ("status", "status", "-1"),
+            ("error", "msg", "''"),
+        )
+    }
+    return [
+        {
+            "name": "trt-edge rollout, wave {{ trt_edge_wave }}: live-traffic gate",
+            "hosts": "all",
+            "gather_facts": False,
+            "tasks": [
+                _scrape("scrape /metrics (window start)", "trt_edge_scrape_0"),
+                {
+                    "name": "wait the window",
+                    "ansible.builtin.pause": {"seconds": "{{ trt_edge_metrics_window }}"},
+                },
+                _scrape("scrape /metrics (window end)", "trt_edge_scrape_1"),
+                *_report_tasks(
+                    cli,
+                    {"host": "{{ inventory_hostname }}", "url": METRICS_URL, **scraped},
+                ),
+            ],
+        }
+    ]
+
+
+def metrics_playbook_yaml() -> str:
+    header = "# Rendered by `trt-edge rollout`: the live-traffic gate (health.metrics).\n"
+    return _dump(render_metrics_playbook(), header)
+
+
 def _dump(plays: list[dict[str, Any]], header: str) -> str:
     import yaml
 

@@ -21,6 +21,9 @@ class DeviceResult:
     seconds: float | None = None
     install_seconds: float | None = None
     health_seconds: float | None = None
+    # The live-traffic gate's figures over its window (health.metrics): requests, errors,
+    # error_rate, ttft_p95_ms, restarts, serving; None when the gate did not run.
+    metrics: dict[str, Any] | None = None
 
 
 @dataclass

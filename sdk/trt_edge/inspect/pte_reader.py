@@ -93,6 +93,7 @@ SLOTS: dict[str, dict[str, int]] = {
     "DataSegment": {"offset": 0, "size": 1},
     "SubsegmentOffsets": {"segment_index": 0, "offsets": 1},
     "NamedData": {"key": 0, "segment_index": 1},
+    "ExtraTensorInfo": {"mutable_data_segments_idx": 0, "fully_qualified_name": 1},
 }
 
 # union KernelTypes, 1-based (0 is NONE), in declaration order.
@@ -809,3 +810,55 @@ def read_delegate_blob(path: str | os.PathLike[str], delegate: DelegateEntry) ->
             return bytes(view)
         finally:
             view.release()
+
+
+@dataclass(frozen=True)
+class MutableBuffer:
+    """A named, memory-planned tensor of one method: a buffer the program keeps and mutates
+    across executions (a causal LM's KV cache). The emitter names these tensors
+    (`ExtraTensorInfo.fully_qualified_name`) and plans them like activations, so their
+    bytes are part of the method's `planned_bytes`."""
+
+    method: str
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    nbytes: int | None  # None for a dtype whose element size this reader does not know
+
+
+def read_mutable_buffers(path: str | os.PathLike[str]) -> tuple[MutableBuffer, ...]:
+    """Every named, memory-planned tensor of every method of the `.pte` at `path`.
+
+    Walks each plan's value table (tensor headers only: no segment is read), so the cost
+    follows the number of values, not the size of the weights.
+    """
+    from trt_edge_runner.dtypes import dtype_info
+
+    ts, xs = SLOTS["Tensor"], SLOTS["ExtraTensorInfo"]
+    found: list[MutableBuffer] = []
+    with open_pte(path) as pte:
+        buf = _Buffer(pte.data, pte.label)
+        reader = _ProgramReader(buf)
+        eps = SLOTS["ExecutionPlan"]
+        for p, plan in enumerate(reader.root.tables(SLOTS["Program"]["execution_plan"], "plans")):
+            method = plan.string(eps["name"], f"execution_plan[{p}].name")
+            for i, ev in enumerate(plan.tables(eps["values"], f"{method}.values")):
+                if ev.scalar(SLOTS["EValue"]["val_type"], _U8) != KERNEL_TYPES.index("tensor"):
+                    continue
+                tensor = ev.table(SLOTS["EValue"]["val"], f"{method} value {i}")
+                if tensor is None or tensor.table(ts["allocation_info"], "allocation") is None:
+                    continue
+                extra = tensor.table(ts["extra_tensor_info"], f"{method} value {i} extra info")
+                name = "" if extra is None else extra.string(xs["fully_qualified_name"], "name")
+                if not name:
+                    continue
+                scalar = tensor.scalar(ts["scalar_type"], _I8)
+                dtype = SCALAR_TYPES.get(scalar, f"scalar_type({scalar})")
+                shape = tuple(tensor.scalars(ts["sizes"], _I32, f"{method} value {i} sizes"))
+                info = dtype_info(dtype)
+                count = 1
+                for extent in shape:
+                    count *= extent
+                nbytes = None if info is None else count * info.itemsize
+                found.append(MutableBuffer(method, name, dtype, shape, nbytes))
+    return tuple(found)

@@ -133,6 +133,17 @@ def bundle_tree(doc: dict[str, Any]) -> Tree:
     runtime = doc["runtime"]
     phases = ", ".join(f"{escape(k)} → {v}" for k, v in runtime.get("phases", {}).items())
     root.add(f"runtime policy: {runtime.get('policy')}; {phases}")
+    memory = doc.get("memory")
+    if memory:
+        mem = root.add(f"memory at run time: {human_bytes(memory['total_bytes'])}")
+        mem.add(f"weights: {human_bytes(memory['weights_bytes'])}")
+        mem.add(
+            f"planned: {human_bytes(memory['planned_bytes'])} "
+            f"(KV cache {human_bytes(memory['kv_cache_bytes'])})"
+        )
+        mem.add(f"runner: {human_bytes(memory['runner_bytes'])}")
+    else:
+        root.add("memory at run time: not recorded (built before bundle.json had it)")
     if doc["delegates"]:
         dels = root.add(
             "delegates (profile signatures: "

@@ -106,6 +106,7 @@ def _bundle_doc(bundle: OpenBundle) -> Report:
         "profiles": raw.get("profiles", []),
         "export_domain": {s: list(r) for s, r in m.symbols().items()},
         "runtime": raw.get("runtime", {}),
+        "memory": m.memory.to_dict() if m.memory is not None else None,
         "delegates": raw.get("delegates", []),
         "profile_signatures": signatures,
         "provenance": m.provenance,

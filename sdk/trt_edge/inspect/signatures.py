@@ -20,7 +20,7 @@ Signature shape (JSON, as stored in bundle.json)::
       ]
     }
 
-Rules (DESIGN.md "Profile semantics"; upstream RFC §5.3 and its review):
+Rules (docs/design.md "Profile semantics"; upstream RFC §5.3 and its review):
 
 * delegates without a signature (XNNPACK, CUDA, …) ignore profile requests: skipped;
 * a delegate with `count == 1` is allowed beside multi-profile ones — a single-profile

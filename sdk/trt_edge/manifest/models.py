@@ -130,6 +130,13 @@ class Runtime(_Strict):
         default_factory=dict,
         description="Phase name -> profile name or index (or 'auto' under policy auto).",
     )
+    generation: Literal["tiny_llm"] | None = Field(
+        default=None,
+        description="The generation contract the model implements, declared into bundle.json "
+        "for `trt-edge generate` and the device runner. tiny_llm: inputs (token ids [1, seq], "
+        "start position [1], then the caches), outputs (logits, then the updated caches in the "
+        "caches' order). A Hugging Face causal LM declares its own (bundle.json llm).",
+    )
 
 
 class Build(_Strict):
@@ -141,6 +148,13 @@ class Build(_Strict):
     targets: list[str] = Field(
         default_factory=lambda: ["cpu-x86_64"],
         description="Target ids from the target catalog (trt-edge validate lists them).",
+    )
+    memory_headroom_mib: int | None = Field(
+        default=None,
+        ge=0,
+        description="MiB of a board's memory kept free for the OS, the agent and the "
+        "CUDA/TensorRT libraries when judging whether the bundle fits a target "
+        "(default 1024). The build warns when a target's board cannot hold the bundle.",
     )
 
 

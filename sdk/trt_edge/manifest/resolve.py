@@ -110,4 +110,6 @@ def resolve(
         locations=locations,
         huggingface=huggingface,
         requirements=tuple(line.strip() for line in model["requirements"]),
+        memory_headroom_mib=build["memory_headroom_mib"],
+        generation=(doc.get("runtime") or {}).get("generation"),
     )

@@ -70,6 +70,10 @@ class ResolvedManifest:
     huggingface: HuggingFaceModel | None = None
     # `model.requirements`, as written (stripped), in order: pip requirement lines.
     requirements: tuple[str, ...] = ()
+    # `build.memory_headroom_mib`: None means the default (trt_edge_runner.memory_budget).
+    memory_headroom_mib: int | None = None
+    # `runtime.generation`: the generation contract declared into bundle.json, or None.
+    generation: str | None = None
 
     @property
     def manifest_dir(self) -> Path:

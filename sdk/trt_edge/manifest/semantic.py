@@ -477,6 +477,7 @@ class SemanticChecker:
             return
         policy = runtime.get("policy")
         phases = runtime.get("phases")
+        self.check_generation(runtime.get("generation"))
         if policy not in ("pinned", "auto"):
             return
         count = len(profile_names) if profile_names else (0 if self._has_symbols() else 1)
@@ -514,6 +515,55 @@ class SemanticChecker:
                         "but is never selected",
                         severity="warning",
                     )
+
+    def check_generation(self, contract: Any) -> None:
+        """`runtime.generation: tiny_llm` against the declared inputs: token ids `[1, seq]`,
+        the start position `[1]` (both integers with `values`), then static caches."""
+        if contract != "tiny_llm":
+            return  # absent, or a value the schema step reports
+        path: JsonPath = ("runtime", "generation")
+        if self.huggingface() is not None:
+            self.report(
+                path,
+                "a Hugging Face model declares its own generation contract (bundle.json llm); "
+                "remove runtime.generation",
+            )
+            return
+        inputs = self.section("inputs")
+        if not isinstance(inputs, list) or not self.inputs_complete:
+            return
+        specs = [s for s in inputs if isinstance(s, dict)]
+        if len(specs) < 3:
+            self.report(
+                path,
+                f"tiny_llm needs the inputs token ids [1, seq], start position [1], then at "
+                f"least one cache; the manifest declares {len(specs)} input(s)",
+            )
+            return
+        roles = (("token ids", specs[0], 2), ("start position", specs[1], 1))
+        for role, spec, rank in roles:
+            shape = spec.get("shape")
+            if (
+                spec.get("dtype") not in INTEGER_DTYPES
+                or not isinstance(shape, list)
+                or len(shape) != rank
+                or shape[0] != 1
+                or spec.get("values") is None
+            ):
+                wanted = "[1, seq]" if rank == 2 else "[1]"
+                self.report(
+                    path,
+                    f"tiny_llm: input {spec.get('name')!r} must be the {role}: an integer dtype, "
+                    f"shape {wanted} and values (the {'vocabulary' if rank == 2 else 'context'})",
+                )
+        for spec in specs[2:]:
+            shape = spec.get("shape")
+            if isinstance(shape, list) and any(isinstance(d, str) for d in shape):
+                self.report(
+                    path,
+                    f"tiny_llm: cache input {spec.get('name')!r} has a symbolic shape; caches "
+                    "are static (passed in and returned whole each call)",
+                )
 
     def _misspelled(self, key: str) -> bool:
         """Whether the document has an unknown top-level key that looks like `key`."""

@@ -22,18 +22,20 @@ from typing import Any
 
 from trt_edge_runner.bundle_format import (
     BUNDLE_JSON,
+    GENERATION_SECTION_VERSION,
     SCHEMA_VERSION,
     UNLISTED_FILES,
     BundleManifest,
     DelegateInfo,
     FileEntry,
+    GenerationSection,
     LlmSection,
     TensorSpec,
 )
 from trt_edge_runner.durable import fsync_dir, unwritable
 
 from trt_edge.manifest.resolved import ResolvedManifest
-from trt_edge.pipeline.errors import BundleWriteError, OutputDirError
+from trt_edge.pipeline.errors import BadInputError, BundleWriteError, OutputDirError
 
 STAGING_PREFIX = ".staging-"
 PROVENANCE_PACKAGES = ("trt-edge", "trt-edge-runner", "torch", "executorch", "numpy")
@@ -87,6 +89,8 @@ def make_bundle_manifest(
     provenance: dict[str, Any],
     llm: LlmSection | None = None,
 ) -> BundleManifest:
+    """The bundle.json of a staged bundle; the manifest's declared generation contract is
+    checked against the program's outputs here, where they are first known."""
     return BundleManifest(
         schema_version=SCHEMA_VERSION,
         name=manifest.name,
@@ -102,6 +106,31 @@ def make_bundle_manifest(
         delegates=delegates,
         provenance=provenance,
         llm=llm,
+        generation=generation_section(manifest, outputs),
+    )
+
+
+def generation_section(
+    manifest: ResolvedManifest, outputs: tuple[TensorSpec, ...]
+) -> GenerationSection | None:
+    """`generation` for `runtime.generation: tiny_llm`: tokens, start position and logits by
+    position (inputs 0 and 1, output 0); every further input a cache with its output."""
+    if manifest.generation is None:
+        return None
+    caches = len(manifest.inputs) - 2
+    if len(outputs) != 1 + caches:
+        raise BadInputError(
+            f"{manifest.where('runtime', 'generation')}: tiny_llm: the program returns "
+            f"{len(outputs)} output(s) ({', '.join(o.name for o in outputs)}); the contract "
+            f"needs the logits then one updated cache per cache input ({1 + caches})",
+            hint="return (logits, *updated caches) from forward(), or remove runtime.generation",
+        )
+    return GenerationSection(
+        version=GENERATION_SECTION_VERSION,
+        contract=manifest.generation,
+        tokens=manifest.inputs[0].name,
+        start_position=manifest.inputs[1].name,
+        logits=outputs[0].name,
     )
 
 

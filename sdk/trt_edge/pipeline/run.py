@@ -15,6 +15,7 @@ whether it came from the cache and which environment computed it.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -45,6 +46,7 @@ from trt_edge.pipeline.cache import (
     origin_entry,
     read_origin,
 )
+from trt_edge.pipeline.code_digest import EXPORT_ENTRIES, VALIDATE_ENTRIES, stage_code_digest
 from trt_edge.pipeline.environment import BuildEnvironment, current_environment
 from trt_edge.pipeline.errors import (
     BadInputError,
@@ -79,6 +81,7 @@ class BuildOptions:
     source_date_epoch: int | None = None  # default: $SOURCE_DATE_EPOCH, else manifest mtime
     progress: ProgressSink | None = None
     target: str | None = None  # a catalog id; default: the manifest's first target
+    memory_headroom_mib: int | None = None  # overrides the manifest's build.memory_headroom_mib
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,7 @@ class BuildResult:
     cached: dict[str, bool] = field(default_factory=dict)
     backend: str = ""
     backend_reason: str = ""
+    memory_warnings: tuple[str, ...] = ()  # boards of the target that cannot hold the bundle
 
 
 def _code_digest(*roots: Path, names: tuple[str, ...] | None = None) -> str:
@@ -106,16 +110,6 @@ def _code_digest(*roots: Path, names: tuple[str, ...] | None = None) -> str:
     return digest.hexdigest()
 
 
-def _build_code_digest(*names: str) -> str:
-    """Hash of the build modules a stage's output depends on (not the whole package:
-    editing the CLI or the bundle writer must not throw away lowered programs)."""
-    root = Path(__file__).parent
-    digest = _code_digest(root, names=names)
-    return hashlib.sha256((digest + _code_digest(root / "lower")).encode()).hexdigest()
-
-
-EXPORT_CODE = ("load_model.py", "plan.py", "export.py")
-VALIDATE_CODE = ("plan.py", "validate.py", "delegates.py")
 # What a Hugging Face model's stages also depend on: transformers and the recipe's code.
 RECIPE_PACKAGES = ("transformers", "tokenizers", "safetensors")
 # Files the recipe adds to the export and lower cache entries (tokenizer, llm facts).
@@ -137,21 +131,6 @@ def _model_key(manifest: ResolvedManifest) -> Any:
         "max_cache_len": source.max_cache_len,
         "recipe": _recipe_code_digest(),
     }
-
-
-def _runner_code_digest() -> str:
-    import trt_edge_runner
-
-    names = (
-        "runner.py",
-        "policy.py",
-        "input_check.py",
-        "guard.py",
-        "errors.py",
-        "bundle_format.py",
-        "tensors.py",
-    )
-    return _code_digest(Path(trt_edge_runner.__file__).parent, names=names)
 
 
 def _io_doc(manifest: ResolvedManifest) -> dict[str, Any]:
@@ -431,7 +410,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
     if manifest.huggingface is not None:
         extra_packages += RECIPE_PACKAGES
     packages = package_versions(extra_packages)
-    build_code = _build_code_digest(*EXPORT_CODE)
+    build_code = stage_code_digest(EXPORT_ENTRIES)
     export_key = cache_key(
         stage=EXPORT.name,
         model=_model_key(manifest),
@@ -469,6 +448,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
                     write_file(staged.path / name, data)
                 llm = llm_section(job.recipe_files, "forward", outputs)
             delegates = read_delegates(staged.path / MODEL_PTE, manifest)
+            memory, memory_warnings = _memory(manifest, options, staged.path, llm, target)
             provenance: dict[str, Any] = {
                 "manifest_sha256": manifest.source_sha256,
                 "model_source_sha256": digest.sha256,
@@ -487,7 +467,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
 
             def document() -> Any:
                 provenance["stages"] = job.stage_provenance()  # validate joins at commit
-                return make_bundle_manifest(
+                doc = make_bundle_manifest(
                     manifest,
                     bundle_dir=staged.path,
                     backend=choice.backend.name,
@@ -497,6 +477,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
                     provenance=provenance,
                     llm=llm,
                 )
+                return dataclasses.replace(doc, memory=memory)
 
             write_bundle_json(staged.path, document())
         report = _validate(
@@ -527,7 +508,30 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
         cached=dict(timer.cached),
         backend=choice.backend.name,
         backend_reason=choice.reason,
+        memory_warnings=memory_warnings,
     )
+
+
+def _memory(
+    manifest: ResolvedManifest,
+    options: BuildOptions,
+    staged: Path,
+    llm: Any,
+    target: dict[str, Any],
+) -> tuple[Any, tuple[str, ...]]:
+    """The bundle's `memory` section and a warning per board of the target that cannot
+    hold it (`trt_edge.memory`; logged here, shown again in the build summary)."""
+    from trt_edge.memory import bundle_memory, over_budget
+    from trt_edge.targets import load_catalog
+
+    memory = bundle_memory(staged, llm)
+    headroom = options.memory_headroom_mib
+    if headroom is None:
+        headroom = manifest.memory_headroom_mib
+    warnings = tuple(over_budget(memory, load_catalog().get(str(target["id"])), headroom))
+    for warning in warnings:
+        log.warning("memory_over_budget", detail=warning)
+    return memory, warnings
 
 
 def _validate(
@@ -561,8 +565,7 @@ def _validate(
         io=_io_doc(manifest),
         tolerance=[manifest.atol, manifest.rtol],
         runtime={"policy": manifest.runtime.policy, "phases": dict(manifest.runtime.phases)},
-        runner=_runner_code_digest(),
-        code=_build_code_digest(*VALIDATE_CODE),
+        code=stage_code_digest(VALIDATE_ENTRIES),
         requirements=requirements,
         environment=job.environment.id,
         **parts,

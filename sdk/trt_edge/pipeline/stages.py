@@ -3,8 +3,8 @@
 `trt_edge.pipeline.run.build` times each stage under these names, the CLI's progress
 display draws one line per stage from this list, the stage cache files its entries
 under the names of the stages it caches, `BuildResult.stage_seconds`/`cached` are
-keyed by them, and the README's "Building" section lists them in this order (a test
-holds the README and `build()` to it).
+keyed by them, and docs/building.md ("The stages") lists them in this order (a test
+holds that page and `build()` to it).
 
 Why validation comes before the bundle is final but after it is written: it runs
 the *staged* bundle directory through the device runner — the very files and code

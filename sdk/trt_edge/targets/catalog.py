@@ -78,6 +78,9 @@ class Target:
     requires_tensorrt: bool
     flash_board: str | None
     flash_tool: str | None
+    # Memory of each module variant of the family, in GiB (a Jetson's CPU and GPU share
+    # it); None where the machine's memory is not fixed by the target (x86 boxes, CPUs).
+    memory_gib: tuple[int, ...] | None = None
 
     def device_facts(self) -> dict[str, str | None]:
         """The facts a device of this target reports (its first SM when the family lists
@@ -185,6 +188,15 @@ def _target_from(entry: Any, where: str) -> Target:
         raise CatalogError(f"{where}.arch: {entry['arch']!r} is not x86_64 or aarch64")
     if not isinstance(entry["requires_tensorrt"], bool):
         raise CatalogError(f"{where}.requires_tensorrt: expected true or false")
+    memory = entry["memory_gib"]
+    if memory is not None:
+        if (
+            not isinstance(memory, list)
+            or not memory
+            or not all(isinstance(m, int) and not isinstance(m, bool) and m > 0 for m in memory)
+        ):
+            raise CatalogError(f"{where}.memory_gib: expected null or a list of positive GiB")
+        entry = {**entry, "memory_gib": tuple(memory)}
     return Target(**entry)
 
 

@@ -4,7 +4,7 @@
 // small Dims type and a pure select_profile() over a small table, returning an
 // outcome value the caller reports. It mirrors the Python module
 // trt_edge_runner.policy case for case; both are held to
-// tests/vectors/profile_selection.json (DESIGN.md, "Profile semantics", after
+// tests/vectors/profile_selection.json (docs/design.md, "Profile semantics", after
 // Torch-TensorRT's OptimizationProfileSelection.h):
 //
 //   - empty table                    -> kNoProfileMatchesInputs (any request)

@@ -1,0 +1,546 @@
+"""The one source of the JSON Schemas of every document that crosses a process or machine
+boundary: `bundle.json` (host → device) and `trt-edge-run`'s documents (C++ runner → agent).
+
+Each schema is built here from a few small helpers, and `python -m trt_edge_runner.schemas
+--write` turns them into the checked-in `*.schema.json` files beside this module (JSON Schema
+draft-07: the newest draft the validator we use, fastjsonschema, implements in full). A test
+fails when the files drift from this source.
+
+To add a section or a field, declare it here (optional unless every reader needs it), run
+`python -m trt_edge_runner.schemas --write`, and commit the regenerated file: see
+`docs/contracts.md` for when a version must change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Schema = dict[str, Any]
+
+DRAFT = "http://json-schema.org/draft-07/schema#"
+ID_BASE = "https://trt-edge.dev/schemas/"
+
+
+# ---- helpers: small on purpose, each one keyword of JSON Schema ---------------------------
+def string(**extra: Any) -> Schema:
+    return {"type": "string", **extra}
+
+
+def integer(**extra: Any) -> Schema:
+    return {"type": "integer", **extra}
+
+
+def number(**extra: Any) -> Schema:
+    return {"type": "number", **extra}
+
+
+BOOLEAN: Schema = {"type": "boolean"}
+OPEN_OBJECT: Schema = {"type": "object"}
+
+
+def nullable(schema: Schema) -> Schema:
+    """`schema` or null (draft-07 has no `nullable`: a type list, or anyOf for an enum)."""
+    if set(schema) == {"type"}:
+        return {"type": [schema["type"], "null"]}
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def array(items: Schema, **extra: Any) -> Schema:
+    return {"type": "array", "items": items, **extra}
+
+
+def enum(*values: Any) -> Schema:
+    return {"enum": list(values)}
+
+
+def const(value: Any) -> Schema:
+    return {"const": value}
+
+
+def mapping(values: Schema) -> Schema:
+    """An object used as a map: any key, each value a `values`."""
+    return {"type": "object", "additionalProperties": values}
+
+
+def obj(
+    required: dict[str, Schema],
+    optional: dict[str, Schema] | None = None,
+    *,
+    closed: bool = False,
+    description: str | None = None,
+) -> Schema:
+    """An object with `required` and `optional` properties. Open by default: a newer writer
+    may add an optional field an older reader ignores (docs/contracts.md); `closed` for
+    documents a reader must refuse unknown keys in (requests)."""
+    schema: Schema = {"type": "object"}
+    if description:
+        schema["description"] = description
+    schema["properties"] = {**required, **(optional or {})}
+    schema["required"] = sorted(required)
+    if closed:
+        schema["additionalProperties"] = False
+    return schema
+
+
+def document(name: str, title: str, body: Schema) -> Schema:
+    """A top-level schema: its `$id`, title and draft."""
+    return {"$schema": DRAFT, "$id": f"{ID_BASE}{name}.schema.json", "title": title, **body}
+
+
+# ---- bundle.json ----------------------------------------------------------------------------
+BUNDLE_SCHEMA_VERSION = 1
+LLM_SECTION_VERSION = 1
+GENERATION_SECTION_VERSION = 1
+
+NON_NEGATIVE = integer(minimum=0)
+DIM = {"anyOf": [integer(minimum=0), string(minLength=1)]}
+TENSOR = obj(
+    {"name": string(minLength=1), "dtype": string(minLength=1), "shape": array(DIM)},
+    {"values": nullable(array(integer(), minItems=2, maxItems=2))},
+)
+PHASE_TARGET = {"anyOf": [integer(minimum=0), const("auto")]}
+
+LLM_SECTION = obj(
+    {
+        "version": integer(),
+        "method": string(),
+        "max_cache_len": integer(minimum=1),
+        "vocab_size": integer(minimum=1),
+        "inputs": obj({"tokens": string(), "positions": string()}),
+        "logits": string(),
+        "eos_token_ids": array(integer()),
+        "adds_bos": BOOLEAN,
+        "prepend_bos": BOOLEAN,
+        "requires_zeroed_planned_memory": BOOLEAN,
+        "cache_buffers": array(string()),
+        "architecture": string(),
+    },
+    {
+        "bos_token_id": nullable(integer()),
+        "pad_token_id": nullable(integer()),
+        "tokenizer": nullable(string()),
+        # Added by the serving work: the model's chat template and named special tokens.
+        "chat_template": nullable(string()),
+        "special_tokens": mapping(string()),
+    },
+    description="A causal LM built by the Hugging Face recipe: KV cache inside the program.",
+)
+
+GENERATION_SECTION = obj(
+    {
+        "version": integer(),
+        "contract": enum("tiny_llm"),
+        "tokens": string(minLength=1),
+        "start_position": string(minLength=1),
+        "logits": string(minLength=1),
+    },
+    description="A generation contract whose caches are passed in and out (every input "
+    "other than `tokens` and `start_position` is a cache, fed back from the output of the "
+    "same position).",
+)
+
+MEMORY_SECTION = obj(
+    {},
+    {
+        k: NON_NEGATIVE
+        for k in ("weights_bytes", "planned_bytes", "kv_cache_bytes", "runner_bytes", "total_bytes")
+    },
+    description="What the bundle needs in memory, by part (bytes).",
+)
+
+BUNDLE = document(
+    "bundle",
+    "trt-edge bundle.json",
+    obj(
+        {
+            "schema_version": integer(),
+            "model": obj({"name": string(minLength=1), "version": string(minLength=1)}),
+            "backend": string(),
+            "target": OPEN_OBJECT,
+            "io": obj({"method": string(), "inputs": array(TENSOR), "outputs": array(TENSOR)}),
+            "profiles": array(
+                obj(
+                    {
+                        "name": string(),
+                        "dims": mapping(
+                            obj({"min": NON_NEGATIVE, "opt": NON_NEGATIVE, "max": NON_NEGATIVE})
+                        ),
+                    },
+                    {
+                        "index": NON_NEGATIVE,
+                        "bounds": array(
+                            obj(
+                                {
+                                    "input": string(),
+                                    "min": array(integer()),
+                                    "max": array(integer()),
+                                }
+                            )
+                        ),
+                    },
+                )
+            ),
+            "runtime": obj({"policy": enum("pinned", "auto"), "phases": mapping(PHASE_TARGET)}),
+            "files": mapping(
+                obj({"sha256": string(pattern="^[0-9a-f]{64}$"), "size": NON_NEGATIVE})
+            ),
+        },
+        {
+            "delegates": array(
+                obj(
+                    {
+                        "backend_id": string(),
+                        "method": string(),
+                        "index": NON_NEGATIVE,
+                        "blob_size": NON_NEGATIVE,
+                    },
+                    {"profile_signature": nullable(OPEN_OBJECT)},
+                )
+            ),
+            "provenance": OPEN_OBJECT,
+            "llm": LLM_SECTION,
+            "generation": GENERATION_SECTION,
+            "memory": MEMORY_SECTION,
+            "quantization": OPEN_OBJECT,
+        },
+    ),
+)
+
+
+# ---- trt-edge-run --json (interface 1) ---------------------------------------------------------
+RUNNER_INTERFACE = 1
+
+RUNNER_FACTS = obj(
+    {
+        "name": string(),
+        "version": string(),
+        "arch": string(),
+        "executorch": string(),
+        "native_profile_guard": BOOLEAN,
+        "verifies_digests": BOOLEAN,
+        "backends": array(string()),
+    }
+)
+HEAD_OK = {"interface": const(RUNNER_INTERFACE), "ok": const(True), "runner": RUNNER_FACTS}
+BUNDLE_FACTS = {
+    "bundle": string(),
+    "model": obj({"name": string(), "version": string()}),
+    "target": obj({"id": nullable(string()), "arch": nullable(string())}),
+    "mode": enum("emulated", "native"),
+    "profile0_only": BOOLEAN,
+    "digests_verified": BOOLEAN,
+}
+RAN_TENSOR = obj({"name": string(), "dtype": string(), "shape": array(NON_NEGATIVE)})
+OUTCOME = enum("ok", "pin_ignored")
+TIMINGS = obj(
+    {
+        k: nullable(number())
+        for k in (
+            "prefill_ms",
+            "time_to_first_token_ms",
+            "decode_ms_per_token",
+            "decode_tokens_per_s",
+            "tokens_per_s",
+            "total_ms",
+        )
+    }
+)
+STEP = obj(
+    {
+        "phase": string(),
+        "profile": integer(),
+        "start": NON_NEGATIVE,
+        "seq": integer(minimum=1),
+        "ms": number(),
+    }
+)
+ERROR_KINDS = (
+    "internal",
+    "usage",
+    "bundle_format",
+    "bundle_integrity",
+    "target_mismatch",
+    "program_load",
+    "request_refused",
+    "execution_failed",
+    "output_write",
+)
+
+RUNNER_VERSION = document("runner-version", "trt-edge-run --version --json", obj(HEAD_OK))
+RUNNER_LOAD = document(
+    "runner-load",
+    "trt-edge-run --load --json",
+    obj(
+        {
+            **HEAD_OK,
+            **BUNDLE_FACTS,
+            "phases": mapping(PHASE_TARGET),
+            "profiles": array(string()),
+        }
+    ),
+)
+RUNNER_RUN = document(
+    "runner-run",
+    "trt-edge-run --phase/--profile/--auto --json",
+    obj(
+        {
+            **HEAD_OK,
+            **BUNDLE_FACTS,
+            "request": string(),
+            "profile": integer(),
+            "profile_name": string(),
+            "outcome": OUTCOME,
+            "latency_ms": number(),
+            "inputs": array(RAN_TENSOR),
+            "outputs": array(RAN_TENSOR),
+        },
+        {"bench": mapping(number())},
+    ),
+)
+RUNNER_PHASES = document(
+    "runner-phases",
+    "trt-edge-run --phases --json",
+    obj(
+        {
+            **HEAD_OK,
+            **BUNDLE_FACTS,
+            "seed": integer(),
+            "warmup": NON_NEGATIVE,
+            "runs": integer(minimum=1),
+            "phases": array(
+                obj(
+                    {
+                        "phase": string(),
+                        "request": string(),
+                        "profile": integer(),
+                        "profile_name": string(),
+                        "outcome": OUTCOME,
+                        "inputs": array(RAN_TENSOR),
+                        "outputs": array(RAN_TENSOR),
+                        "first_ms": number(),
+                        "median_ms": number(),
+                        "min_ms": number(),
+                        "max_ms": number(),
+                    },
+                    {"runs_ms": array(number())},
+                )
+            ),
+        }
+    ),
+)
+RUNNER_GENERATE = document(
+    "runner-generate",
+    "trt-edge-run --generate --json",
+    obj(
+        {
+            **HEAD_OK,
+            **BUNDLE_FACTS,
+            "request": const("generate"),
+            "contract": enum("causal_lm", "tiny_llm"),
+            "prompt_ids": array(integer(), minItems=1),
+            "max_new_tokens": NON_NEGATIVE,
+            "tokens": array(integer()),
+            "stop": enum("eos", "max_new_tokens"),
+            "steps": array(STEP),
+            "timings": TIMINGS,
+        }
+    ),
+)
+RUNNER_ERROR = document(
+    "runner-error",
+    "trt-edge-run --json on a failure",
+    obj(
+        {
+            "interface": const(RUNNER_INTERFACE),
+            "ok": const(False),
+            "runner": RUNNER_FACTS,
+            "error": obj(
+                {"kind": enum(*ERROR_KINDS), "exit_code": integer(minimum=1), "message": string()},
+                {
+                    "file": string(),
+                    "input": string(),
+                    "phase": string(),
+                    "problems": array(
+                        obj({"kind": string(), "path": string(), "detail": string()})
+                    ),
+                },
+            ),
+        }
+    ),
+)
+
+
+# ---- trt-edge-run --serve (docs/engine-protocol.md, interface 2) ------------------------------
+ENGINE_INTERFACE = 2
+REQUEST_ID = string(minLength=1)
+B64_TENSOR = obj(
+    {"name": string(), "dtype": string(), "shape": array(NON_NEGATIVE), "b64": string()}
+)
+USAGE = obj(
+    {"prompt_tokens": NON_NEGATIVE, "completion_tokens": NON_NEGATIVE},
+    {"reused_prompt_tokens": NON_NEGATIVE},
+)
+ENGINE_STOPS = ("eos", "stop_token", "max_new_tokens", "cache_full", "cancelled")
+ENGINE_ERROR_KINDS = ("usage", "request_refused", "execution_failed", "cancelled", "protocol")
+
+ENGINE_REQUEST = document(
+    "engine-request",
+    "a request line to trt-edge-run --serve",
+    {
+        "oneOf": [
+            obj(
+                {
+                    "id": REQUEST_ID,
+                    "op": const("generate"),
+                    "prompt_ids": array(integer(), minItems=1),
+                },
+                {
+                    "max_new_tokens": NON_NEGATIVE,
+                    "sampling": obj(
+                        {},
+                        {
+                            "temperature": number(minimum=0),
+                            "top_k": NON_NEGATIVE,
+                            "top_p": number(exclusiveMinimum=0, maximum=1),
+                            "repetition_penalty": number(exclusiveMinimum=0),
+                            "seed": integer(),
+                        },
+                        closed=True,
+                    ),
+                    "stop_token_ids": array(integer()),
+                    "ignore_eos": BOOLEAN,
+                    "stream": BOOLEAN,
+                    "reuse_prefix": BOOLEAN,
+                },
+                closed=True,
+            ),
+            obj(
+                {"id": REQUEST_ID, "op": const("infer"), "inputs": array(B64_TENSOR)},
+                {
+                    "request": {
+                        "oneOf": [
+                            obj({"phase": string()}, closed=True),
+                            obj({"profile": NON_NEGATIVE}, closed=True),
+                            obj({"auto": const(True)}, closed=True),
+                        ]
+                    },
+                    "outputs": array(string()),
+                },
+                closed=True,
+            ),
+            obj({"id": REQUEST_ID, "op": const("cancel"), "target": REQUEST_ID}, closed=True),
+            obj({"id": REQUEST_ID, "op": enum("ping", "shutdown")}, closed=True),
+        ]
+    },
+)
+ENGINE_READY = document(
+    "engine-ready",
+    "the first line of trt-edge-run --serve",
+    obj(
+        {
+            "event": const("ready"),
+            "interface": const(ENGINE_INTERFACE),
+            "runner": RUNNER_FACTS,
+            "model": obj({"name": string(), "version": string()}),
+            "mode": enum("emulated", "native"),
+            "profile0_only": BOOLEAN,
+            "digests_verified": BOOLEAN,
+            "phases": mapping(PHASE_TARGET),
+            "profiles": array(string()),
+            "inputs": array(obj({"name": string(), "dtype": string(), "shape": array(DIM)})),
+            "outputs": array(obj({"name": string(), "dtype": string(), "shape": array(DIM)})),
+            "generation": nullable(
+                obj(
+                    {
+                        "contract": enum("causal_lm", "tiny_llm"),
+                        "vocab_size": integer(minimum=1),
+                        "max_cache_len": integer(minimum=1),
+                        "eos_token_ids": array(integer()),
+                    }
+                )
+            ),
+        }
+    ),
+)
+ENGINE_TOKEN = document(
+    "engine-token",
+    "a streamed token of trt-edge-run --serve",
+    obj(
+        {
+            "id": REQUEST_ID,
+            "event": const("token"),
+            "index": NON_NEGATIVE,
+            "token": integer(),
+        }
+    ),
+)
+ENGINE_DONE_GENERATE = document(
+    "engine-done-generate",
+    "the terminal event of a generate request",
+    obj(
+        {
+            "id": REQUEST_ID,
+            "event": const("done"),
+            "tokens": array(integer()),
+            "stop": enum(*ENGINE_STOPS),
+            "usage": USAGE,
+            "steps": array(STEP),
+            "timings": TIMINGS,
+        }
+    ),
+)
+ENGINE_DONE_INFER = document(
+    "engine-done-infer",
+    "the terminal event of an infer request",
+    obj(
+        {
+            "id": REQUEST_ID,
+            "event": const("done"),
+            "profile": integer(),
+            "profile_name": string(),
+            "outcome": OUTCOME,
+            "latency_ms": number(),
+            "outputs": array(B64_TENSOR),
+        }
+    ),
+)
+ENGINE_DONE_CONTROL = document(
+    "engine-done-control",
+    "the terminal event of a cancel, ping or shutdown request",
+    obj({"id": REQUEST_ID, "event": const("done")}, {"rss_bytes": NON_NEGATIVE}),
+)
+ENGINE_ERROR = document(
+    "engine-error",
+    "a request answered with an error by trt-edge-run --serve",
+    obj(
+        {
+            "id": nullable(REQUEST_ID),
+            "event": const("error"),
+            "error": obj(
+                {"kind": enum(*ENGINE_ERROR_KINDS), "message": string()},
+                {"field": string()},
+            ),
+        }
+    ),
+)
+
+# name -> schema: the files `python -m trt_edge_runner.schemas --write` writes.
+SCHEMAS: dict[str, Schema] = {
+    s["$id"].removeprefix(ID_BASE).removesuffix(".schema.json"): s
+    for s in (
+        BUNDLE,
+        RUNNER_VERSION,
+        RUNNER_LOAD,
+        RUNNER_RUN,
+        RUNNER_PHASES,
+        RUNNER_GENERATE,
+        RUNNER_ERROR,
+        ENGINE_REQUEST,
+        ENGINE_READY,
+        ENGINE_TOKEN,
+        ENGINE_DONE_GENERATE,
+        ENGINE_DONE_INFER,
+        ENGINE_DONE_CONTROL,
+        ENGINE_ERROR,
+    )
+}
