@@ -95,7 +95,7 @@ def test_a_bundle_of_neither_contract_is_refused(trt_edge_run: Path, llm_like_bu
     error = doc["error"]
     assert error["file"] == f"{llm_like_bundle}/bundle.json"
     message = error["message"]
-    assert "no llm section, and the inputs are ids, scale: generate needs a causal LM" in message
+    assert "no llm section and no generation section (the inputs are ids, scale)" in message
     assert "examples/tiny_llm/model.py" in message
 
 
@@ -122,6 +122,12 @@ def test_the_declared_generation_section_is_read(trt_edge_run: Path, llm_bundle_
     code, doc = cpp_generate(trt_edge_run, llm_bundle_copy, PROMPT, 4)
     assert code == 0, doc
     assert doc["contract"] == "tiny_llm" and doc["tokens"] == eager_greedy(PROMPT, 4)
+    # Declared, not recognised by names: without the section, input_ids/start_pos are nothing.
+    edit_bundle_json(llm_bundle_copy, lambda d: d.pop("generation"))
+    code, doc = cpp_generate(trt_edge_run, llm_bundle_copy, PROMPT, 4)
+    assert code == EXIT_REQUEST_REFUSED
+    assert "no llm section and no generation section" in doc["error"]["message"]
+    edit_bundle_json(llm_bundle_copy, declare)
     # The section is what is read: a name it declares that the method lacks is refused.
     edit_bundle_json(llm_bundle_copy, lambda d: d["generation"].update(logits="nope"))
     code, doc = cpp_generate(trt_edge_run, llm_bundle_copy, PROMPT, 4)

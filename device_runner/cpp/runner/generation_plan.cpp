@@ -149,30 +149,13 @@ GenerationPlan plan_causal_lm(const Bundle& b) {
   return plan;
 }
 
-/// The declared tiny-LLM contract (bundle.json `generation`). Until every bundle writer
-/// declares it, a bundle without the section whose first inputs are named input_ids and
-/// start_pos (examples/tiny_llm, as built before the section existed) is read as declaring
-/// it with those names and the first output as the logits.
-GenerationSection tiny_llm_section(const Bundle& b) {
-  if (b.generation) return *b.generation;
-  if (b.inputs.size() < 3 || b.inputs[0].name != "input_ids" || b.inputs[1].name != "start_pos" ||
-      b.outputs.empty()) {
-    throw refused(b, "no llm section, and the inputs are " + names_of(b.inputs) +
-                         ": " + kContracts);
-  }
-  GenerationSection g;
-  g.contract = "tiny_llm";
-  g.tokens_input = b.inputs[0].name;
-  g.start_input = b.inputs[1].name;
-  g.logits_output = b.outputs[0].name;
-  g.tokens_index = 0;
-  g.start_index = 1;
-  g.logits_index = 0;
-  return g;
-}
-
 GenerationPlan plan_tiny_llm(const Bundle& b) {
-  const GenerationSection g = tiny_llm_section(b);
+  // Declared, never recognised by input names: without the section there is no contract.
+  if (!b.generation) {
+    throw refused(b, "no llm section and no generation section (the inputs are " +
+                         names_of(b.inputs) + "): " + kContracts);
+  }
+  const GenerationSection& g = *b.generation;
   require_phases(b);
   const TensorSpec& ids = b.inputs[g.tokens_index];
   const TensorSpec& start = b.inputs[g.start_index];

@@ -175,8 +175,8 @@ void plans() {
   Bundle plain = b;
   plain.llm.reset();
   CHECK(has(refusal(plain, {2, 3}, 2, &kind),
-            "no llm section, and the inputs are input_ids, "
-            "cache_position: generate needs a causal LM"));
+            "no llm section and no generation section (the inputs are input_ids, "
+            "cache_position): generate needs a causal LM"));
   CHECK(kind == ErrorKind::kRequestRefused);
 }
 

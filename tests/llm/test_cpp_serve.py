@@ -1,0 +1,130 @@
+"""`trt-edge-run --serve` on causal-LM bundles (the minis, the Gemma-3 one with sliding-window
+layers): a follow-up turn that reuses the kept KV cache gives the tokens of a cold run, token
+for token, greedy and seeded-sampled, whether it continues the conversation or leaves it part
+way; a stop token ends generation and is kept; a full cache ends it with "cache_full" after
+the tokens `--generate` makes; streamed tokens are the terminal event's."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers.engine_client import Engine, terminal
+from tests.llm.llm_folders import MAX_CACHE_LEN, PREFILL_MAX, SLIDING_WINDOW
+
+pytestmark = pytest.mark.slow
+
+PROMPT = [2, 40, 41, 42, 43, 44, 45, 46, 47, 48]
+SEEDED = {"temperature": 0.9, "top_p": 0.95, "seed": 5}
+
+
+def cli_tokens(binary: Path, bundle: Path, prompt: list[int], new: int) -> list[int]:
+    argv = [str(binary), "--bundle", str(bundle), "--generate", "--json", "--max-new-tokens"]
+    argv += [str(new), "--prompt-ids", ",".join(map(str, prompt))]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=600)
+    assert done.returncode == 0, done.stderr
+    tokens: list[int] = json.loads(done.stdout)["tokens"]
+    return tokens
+
+
+def generate(engine: Engine, rid: str, prompt: list[int], new: int, **fields: Any) -> Any:
+    request = {"id": rid, "op": "generate", "prompt_ids": prompt, "max_new_tokens": new}
+    done = terminal(engine.request({**request, "ignore_eos": True, **fields}))
+    assert done["event"] == "done", done
+    return done
+
+
+@pytest.mark.parametrize(
+    "arch",
+    [
+        pytest.param("gemma3", marks=pytest.mark.xdist_group("llm-gemma3")),
+        pytest.param("qwen3", marks=pytest.mark.xdist_group("llm-qwen3")),
+    ],
+)
+def test_prefix_reuse_equals_a_cold_run(
+    trt_edge_run: Path, mini_bundle: Callable[[str], Path], arch: str
+) -> None:
+    bundle = mini_bundle(arch)
+    with Engine(trt_edge_run, bundle) as engine:
+        ready = engine.event()
+        assert ready["generation"]["contract"] == "causal_lm"
+        assert ready["generation"]["max_cache_len"] == MAX_CACHE_LEN
+        results: dict[str, Any] = {}
+        for sampling in ({}, SEEDED):
+            turn1 = generate(engine, "t1", PROMPT, 8, sampling=sampling)
+            # The follow-up is longer than the sliding window and than a prefill call.
+            follow = [*PROMPT, *turn1["tokens"], 60, 61, 62, 63, 64, 65, 66]
+            assert len(follow) > max(SLIDING_WINDOW, PREFILL_MAX)
+            turn2 = generate(engine, "t2", follow, 8, sampling=sampling)
+            assert turn2["usage"]["reused_prompt_tokens"] == len(PROMPT) + 8 - 1
+            assert turn2["steps"][0]["start"] == len(PROMPT) + 8 - 1
+            # Leaving the conversation after 12 tokens: those 12 are reused.
+            branch = [*follow[:12], 70, 71, 72]
+            turn3 = generate(engine, "t3", branch, 8, sampling=sampling)
+            assert turn3["usage"]["reused_prompt_tokens"] == 12
+            cold2 = generate(engine, "c2", follow, 8, sampling=sampling, reuse_prefix=False)
+            cold3 = generate(engine, "c3", branch, 8, sampling=sampling, reuse_prefix=False)
+            assert cold2["usage"]["reused_prompt_tokens"] == 0
+            assert turn2["tokens"] == cold2["tokens"]
+            assert turn3["tokens"] == cold3["tokens"]
+            results[json.dumps(sampling)] = (follow, branch, turn2["tokens"], turn3["tokens"])
+    # Greedy: also what a fresh process's --generate makes.
+    follow, branch, tokens2, tokens3 = results["{}"]
+    assert tokens2 == cli_tokens(trt_edge_run, bundle, follow, 8)
+    assert tokens3 == cli_tokens(trt_edge_run, bundle, branch, 8)
+    assert results[json.dumps(SEEDED)][2] != tokens2  # the sampled turn is not greedy
+
+
+@pytest.mark.xdist_group("llm-gemma3")
+def test_stop_token_and_full_cache(trt_edge_run: Path, mini_bundle: Callable[[str], Path]) -> None:
+    bundle = mini_bundle("gemma3")
+    long_prompt = [4 + (7 * i) % 500 for i in range(MAX_CACHE_LEN - 8)]
+    want = cli_tokens(trt_edge_run, bundle, long_prompt, 9)  # fills the cache exactly
+    with Engine(trt_edge_run, bundle) as engine:
+        engine.event()
+        events = engine.request(
+            {
+                "id": "full",
+                "op": "generate",
+                "prompt_ids": long_prompt,
+                "max_new_tokens": 100,
+                "ignore_eos": True,
+                "stream": True,
+            }
+        )
+        done = terminal(events)
+        assert done["stop"] == "cache_full" and done["tokens"] == want
+        assert [e["token"] for e in events if e["event"] == "token"] == want
+        stop = want[3]
+        first = want.index(stop)
+        stopped = generate(engine, "s", long_prompt, 9, stop_token_ids=[stop])
+        assert stopped["stop"] == "stop_token" and stopped["tokens"] == want[: first + 1]
+        too_long = engine.request(
+            {"id": "x", "op": "generate", "prompt_ids": [5] * (MAX_CACHE_LEN + 1)}
+        )
+        assert terminal(too_long)["error"]["kind"] == "request_refused"
+        assert terminal(too_long)["error"]["field"] == "prompt_ids"
+
+
+@pytest.mark.xdist_group("llm-gemma3")
+def test_sections_for_other_readers_are_not_refused(
+    trt_edge_run: Path, mini_bundle: Callable[[str], Path], tmp_path: Path
+) -> None:
+    bundle = Path(shutil.copytree(mini_bundle("gemma3"), tmp_path / "bundle"))
+    doc = json.loads((bundle / "bundle.json").read_text())
+    doc["llm"]["chat_template"] = "{{ messages }}"
+    doc["llm"]["special_tokens"] = {"bos": 2}
+    doc["memory"] = {"weights_bytes": 1}
+    (bundle / "bundle.json").write_text(json.dumps(doc))
+    with Engine(trt_edge_run, bundle) as engine:
+        assert engine.event()["generation"]["contract"] == "causal_lm"
+        assert generate(engine, "r", PROMPT, 2)["stop"] == "max_new_tokens"
+    doc["llm"]["chat_template"] = None
+    (bundle / "bundle.json").write_text(json.dumps(doc))
+    assert len(cli_tokens(trt_edge_run, bundle, PROMPT, 2)) == 2
