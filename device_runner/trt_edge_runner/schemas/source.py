@@ -231,7 +231,10 @@ BUNDLE_FACTS = {
     "digests_verified": BOOLEAN,
 }
 RAN_TENSOR = obj({"name": string(), "dtype": string(), "shape": array(NON_NEGATIVE)})
-OUTCOME = enum("ok", "pin_ignored")
+# The selection outcomes a run that executed can have (profile_selection.h `to_string`).
+OUTCOME = enum("ok", "pin_ignored_single_profile")
+# The engine protocol's spelling (docs/engine-protocol.md).
+ENGINE_OUTCOME = enum("ok", "pin_ignored")
 TIMINGS = obj(
     {
         k: nullable(number())
@@ -498,7 +501,7 @@ ENGINE_DONE_INFER = document(
             "event": const("done"),
             "profile": integer(),
             "profile_name": string(),
-            "outcome": OUTCOME,
+            "outcome": ENGINE_OUTCOME,
             "latency_ms": number(),
             "outputs": array(B64_TENSOR),
         }
