@@ -231,6 +231,8 @@ BUNDLE_FACTS = {
     "digests_verified": BOOLEAN,
 }
 RAN_TENSOR = obj({"name": string(), "dtype": string(), "shape": array(NON_NEGATIVE)})
+# Why a generation stopped: one C++ generation module serves --generate and --serve.
+STOPS = ("eos", "stop_token", "max_new_tokens", "cache_full", "cancelled")
 # The selection outcomes a run that executed can have (profile_selection.h `to_string`).
 OUTCOME = enum("ok", "pin_ignored_single_profile")
 # The engine protocol's spelling (docs/engine-protocol.md).
@@ -343,7 +345,7 @@ RUNNER_GENERATE = document(
             "prompt_ids": array(integer(), minItems=1),
             "max_new_tokens": NON_NEGATIVE,
             "tokens": array(integer()),
-            "stop": enum("eos", "max_new_tokens"),
+            "stop": enum(*STOPS),
             "steps": array(STEP),
             "timings": TIMINGS,
         }
@@ -383,7 +385,6 @@ USAGE = obj(
     {"prompt_tokens": NON_NEGATIVE, "completion_tokens": NON_NEGATIVE},
     {"reused_prompt_tokens": NON_NEGATIVE},
 )
-ENGINE_STOPS = ("eos", "stop_token", "max_new_tokens", "cache_full", "cancelled")
 ENGINE_ERROR_KINDS = ("usage", "request_refused", "execution_failed", "cancelled", "protocol")
 
 ENGINE_REQUEST = document(
@@ -485,7 +486,7 @@ ENGINE_DONE_GENERATE = document(
             "id": REQUEST_ID,
             "event": const("done"),
             "tokens": array(integer()),
-            "stop": enum(*ENGINE_STOPS),
+            "stop": enum(*STOPS),
             "usage": USAGE,
             "steps": array(STEP),
             "timings": TIMINGS,
