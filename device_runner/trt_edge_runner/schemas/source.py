@@ -140,7 +140,6 @@ GENERATION_SECTION = obj(
 )
 
 MEMORY_SECTION = obj(
-    {},
     {
         k: NON_NEGATIVE
         for k in ("weights_bytes", "planned_bytes", "kv_cache_bytes", "runner_bytes", "total_bytes")
@@ -198,9 +197,10 @@ BUNDLE = document(
                 )
             ),
             "provenance": OPEN_OBJECT,
-            "llm": LLM_SECTION,
-            "generation": GENERATION_SECTION,
-            "memory": MEMORY_SECTION,
+            # null is read as absent, by the Python and the C++ readers alike.
+            "llm": nullable(LLM_SECTION),
+            "generation": nullable(GENERATION_SECTION),
+            "memory": nullable(MEMORY_SECTION),
             "quantization": OPEN_OBJECT,
         },
     ),
