@@ -486,7 +486,9 @@ class _Reader:
         llm = self.llm(doc["llm"], inputs, outputs, files) if doc.get("llm") is not None else None
         memory = self.memory(doc["memory"]) if doc.get("memory") is not None else None
         generation = (
-            self.generation(doc["generation"], inputs, outputs) if "generation" in doc else None
+            self.generation(doc["generation"], inputs, outputs)
+            if doc.get("generation") is not None
+            else None
         )
         return BundleManifest(
             schema_version=version,

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from trt_edge.cli.generate import generate
+from trt_edge.llm.generation import greedy_generate as generate
 from trt_edge_runner.agent.config import FoundRunner
 from trt_edge_runner.agent.errors import RunnerRefused
 from trt_edge_runner.agent.runner_process import RunnerProcess

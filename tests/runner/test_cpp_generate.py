@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trt_edge.cli.generate import generate
+from trt_edge.llm.generation import greedy_generate as generate
 from trt_edge_runner.runner import Runner
 from trt_edge_runner.runner_interface import EXIT_BUNDLE_FORMAT, EXIT_REQUEST_REFUSED, EXIT_USAGE
 
@@ -41,7 +41,7 @@ def test_tokens_equal_eager_and_the_python_generate(
     python = generate(Runner.open(tiny_llm_bundle), PROMPT, 12)
     assert doc["tokens"] == python.tokens
     assert [(s["phase"], s["profile"], s["seq"]) for s in doc["steps"]] == [
-        (s["phase"], s["profile"], s["seq"]) for s in python.steps
+        (s.phase, s.profile, s.seq) for s in python.steps
     ]
     assert [s["start"] for s in doc["steps"]] == [0, *range(len(PROMPT), len(PROMPT) + 11)]
     assert doc["stop"] == "max_new_tokens"  # the tiny LLM has no eos

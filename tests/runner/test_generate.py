@@ -7,9 +7,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from trt_edge.cli.generate import generate
 from trt_edge.cli.main import main as host_main
 from trt_edge.llm.errors import GenerateContractError
+from trt_edge.llm.generation import greedy_generate as generate
 from trt_edge_runner.runner import Runner
 
 from tests.runner.tiny_llm_eager import eager_greedy
@@ -24,14 +24,14 @@ def test_generate_matches_eager_greedy_tokens(tiny_llm_bundle: Path) -> None:
     assert result.tokens == eager_greedy(prompt, 12)
     # The prompt ran on the prefill profile, every new token on the decode profile.
     phases = runner.manifest.runtime.phases
-    assert [s["profile"] for s in result.steps] == [phases["prefill"]] + [phases["decode"]] * 11
+    assert [s.profile for s in result.steps] == [phases["prefill"]] + [phases["decode"]] * 11
 
 
 def test_generate_single_token_prompt_decodes_from_the_start(tiny_llm_bundle: Path) -> None:
     runner = Runner.open(tiny_llm_bundle)
     result = generate(runner, [9], 4)
     assert result.tokens == eager_greedy([9], 4)
-    assert {s["phase"] for s in result.steps} == {"decode"}
+    assert {s.phase for s in result.steps} == {"decode"}
 
 
 def test_generate_fills_exactly_the_context_and_no_more(tiny_llm_bundle: Path) -> None:
@@ -40,7 +40,7 @@ def test_generate_fills_exactly_the_context_and_no_more(tiny_llm_bundle: Path) -
     runner = Runner.open(tiny_llm_bundle)
     result = generate(runner, [1, 2], 639)
     assert len(result.tokens) == 639
-    assert sum(step["seq"] for step in result.steps[:-1]) == 639  # where the last call writes
+    assert sum(step.seq for step in result.steps[:-1]) == 639  # where the last call writes
     with pytest.raises(GenerateContractError, match="exceeds the context of 640"):
         generate(runner, [1, 2], 640)
 

@@ -23,6 +23,7 @@ from trt_edge_runner.schemas.__main__ import rendered
 from trt_edge_runner.schemas.source import SCHEMAS
 from trt_edge_runner.schemas.validator import unsupported
 
+from tests.helpers.bundles import BundleMaker
 from tests.helpers.paths import VECTORS as VECTOR_DIR
 
 VECTORS = json.loads((VECTOR_DIR / "bundle_documents.json").read_text(encoding="utf-8"))["cases"]
@@ -95,3 +96,31 @@ def test_a_bad_runner_document_is_refused_naming_the_field() -> None:
     doc["runner"]["backends"] = "XnnpackBackend"
     with pytest.raises(DocumentError, match=r"trt-edge-run --version: runner\.backends: "):
         validate("runner-version", doc, "trt-edge-run --version")
+
+
+def test_the_real_runners_documents_match_their_schemas(
+    trt_edge_run: Path, make_bundle: BundleMaker
+) -> None:
+    """Each request kind of the real C++ runner, including a pin ignored on a single-profile
+    bundle and a refusal: every document it prints matches its schema."""
+    single = make_bundle([("only", 1, 8, 64)], {"only": 0})
+    multi = make_bundle()
+    runs = {
+        "runner-version": ["--version"],
+        "runner-load": ["--bundle", str(multi), "--load"],
+        "runner-run": ["--bundle", str(single), "--profile", "1"],
+        "runner-phases": ["--bundle", str(multi), "--phases", "all", "--runs", "1"],
+        "runner-error": ["--bundle", str(multi), "--phase", "nope"],
+    }
+    for name, args in runs.items():
+        done = subprocess.run(
+            [str(trt_edge_run), *args, "--json"], capture_output=True, text=True, check=False
+        )
+        doc = json.loads(done.stdout)
+        assert validate(name, doc, f"trt-edge-run {' '.join(args)}") == doc
+    run = json.loads(
+        subprocess.run(
+            [str(trt_edge_run), *runs["runner-run"], "--json"], capture_output=True, text=True
+        ).stdout
+    )
+    assert run["outcome"] == "pin_ignored_single_profile"

@@ -106,6 +106,15 @@ LLM: dict[str, Any] = {
 }
 
 
+MEMORY = {
+    "weights_bytes": 10,
+    "planned_bytes": 20,
+    "kv_cache_bytes": 5,
+    "runner_bytes": 1,
+    "total_bytes": 36,
+}
+
+
 def causal() -> dict[str, Any]:
     d = copy.deepcopy(BASE)
     del d["generation"]
@@ -189,16 +198,23 @@ V = [
         "memory_and_quantization",
         "the optional memory and quantization sections",
         lambda d: d.update(
-            memory={
-                "weights_bytes": 10,
-                "planned_bytes": 20,
-                "kv_cache_bytes": 5,
-                "runner_bytes": 1,
-                "total_bytes": 36,
-            },
+            memory=dict(MEMORY),
             quantization={"scheme": "int8_weight_only"},
         ),
         valid=True,
+    ),
+    vec(
+        "null_sections",
+        "llm, generation and memory null: read as absent",
+        lambda d: d.update(llm=None, generation=None, memory=None),
+        valid=True,
+    ),
+    vec(
+        "memory_key_missing",
+        "a memory section without its total",
+        setv(["memory"], {k: v for k, v in MEMORY.items() if k != "total_bytes"}),
+        valid=False,
+        field="memory.total_bytes",
     ),
     vec(
         "unknown_section",
@@ -361,7 +377,7 @@ V = [
     vec(
         "memory_string",
         "a memory figure as a string",
-        setv(["memory"], {"total_bytes": "1GB"}),
+        setv(["memory"], {**MEMORY, "total_bytes": "1GB"}),
         valid=False,
         field="memory.total_bytes",
     ),

@@ -140,7 +140,6 @@ GENERATION_SECTION = obj(
 )
 
 MEMORY_SECTION = obj(
-    {},
     {
         k: NON_NEGATIVE
         for k in ("weights_bytes", "planned_bytes", "kv_cache_bytes", "runner_bytes", "total_bytes")
@@ -198,9 +197,10 @@ BUNDLE = document(
                 )
             ),
             "provenance": OPEN_OBJECT,
-            "llm": LLM_SECTION,
-            "generation": GENERATION_SECTION,
-            "memory": MEMORY_SECTION,
+            # null is read as absent, by the Python and the C++ readers alike.
+            "llm": nullable(LLM_SECTION),
+            "generation": nullable(GENERATION_SECTION),
+            "memory": nullable(MEMORY_SECTION),
             "quantization": OPEN_OBJECT,
         },
     ),
@@ -231,7 +231,12 @@ BUNDLE_FACTS = {
     "digests_verified": BOOLEAN,
 }
 RAN_TENSOR = obj({"name": string(), "dtype": string(), "shape": array(NON_NEGATIVE)})
-OUTCOME = enum("ok", "pin_ignored")
+# Why a generation stopped: one C++ generation module serves --generate and --serve.
+STOPS = ("eos", "stop_token", "max_new_tokens", "cache_full", "cancelled")
+# The selection outcomes a run that executed can have (profile_selection.h `to_string`).
+OUTCOME = enum("ok", "pin_ignored_single_profile")
+# The engine protocol's spelling (docs/engine-protocol.md).
+ENGINE_OUTCOME = enum("ok", "pin_ignored")
 TIMINGS = obj(
     {
         k: nullable(number())
@@ -340,7 +345,7 @@ RUNNER_GENERATE = document(
             "prompt_ids": array(integer(), minItems=1),
             "max_new_tokens": NON_NEGATIVE,
             "tokens": array(integer()),
-            "stop": enum("eos", "max_new_tokens"),
+            "stop": enum(*STOPS),
             "steps": array(STEP),
             "timings": TIMINGS,
         }
@@ -380,7 +385,6 @@ USAGE = obj(
     {"prompt_tokens": NON_NEGATIVE, "completion_tokens": NON_NEGATIVE},
     {"reused_prompt_tokens": NON_NEGATIVE},
 )
-ENGINE_STOPS = ("eos", "stop_token", "max_new_tokens", "cache_full", "cancelled")
 ENGINE_ERROR_KINDS = ("usage", "request_refused", "execution_failed", "cancelled", "protocol")
 
 ENGINE_REQUEST = document(
@@ -482,7 +486,7 @@ ENGINE_DONE_GENERATE = document(
             "id": REQUEST_ID,
             "event": const("done"),
             "tokens": array(integer()),
-            "stop": enum(*ENGINE_STOPS),
+            "stop": enum(*STOPS),
             "usage": USAGE,
             "steps": array(STEP),
             "timings": TIMINGS,
@@ -498,7 +502,7 @@ ENGINE_DONE_INFER = document(
             "event": const("done"),
             "profile": integer(),
             "profile_name": string(),
-            "outcome": OUTCOME,
+            "outcome": ENGINE_OUTCOME,
             "latency_ms": number(),
             "outputs": array(B64_TENSOR),
         }

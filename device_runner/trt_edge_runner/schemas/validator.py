@@ -188,8 +188,8 @@ def _plausible(option: dict[str, Any], value: Any) -> bool:
         for key, sub in option.get("properties", {}).items():
             if key not in value or not isinstance(sub, dict):
                 continue
-            allowed = [sub["const"]] if "const" in sub else sub.get("enum")
-            if allowed is not None and not any(_same(value[key], v) for v in allowed):
+            # A `const` property is a discriminator (`op`, `event`); an enum is a field.
+            if "const" in sub and not _same(value[key], sub["const"]):
                 return False
     return True
 

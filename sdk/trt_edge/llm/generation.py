@@ -1,4 +1,12 @@
-"""Greedy generation with a causal-LM bundle (its `llm` section): the loop an application writes.
+"""The one Python generation loop (host `trt-edge generate`, build validation, benchmarks):
+plan → prefill → decode → stats, as ExecuTorch's TextLLMRunner splits them, over either
+contract a bundle declares in bundle.json:
+
+- a causal LM built by the Hugging Face recipe (`llm`): the KV cache lives inside the program;
+- the tiny-LLM contract (`generation`, `runtime.generation: tiny_llm`): the caches are inputs,
+  returned updated as outputs and fed back each call.
+
+A bundle that declares neither is refused; the contract is never guessed from input names.
 
 The prompt runs under the bundle's `prefill` phase — in chunks when it is longer
 than that phase's profile accepts, positions continuing — and each new token under
@@ -21,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from trt_edge.llm.errors import GenerateContractError
 
 if TYPE_CHECKING:
-    from trt_edge_runner.bundle_format import BundleManifest, LlmSection
+    from trt_edge_runner.bundle_format import BundleManifest, GenerationSection, LlmSection
     from trt_edge_runner.runner import Runner, Target
 
 PREFILL = "prefill"
@@ -143,44 +151,160 @@ def check_request(section: LlmSection, prompt: list[int], max_new_tokens: int) -
         )
 
 
+class _Contract:
+    """How one call runs under a contract: the vocabulary, the positions available, the
+    stop ids, and `call(phase, ids, start)` → (profile, seconds, the last logits row)."""
+
+    vocab: int
+    eos: frozenset[int]
+
+    def check(self, prompt: list[int], max_new_tokens: int) -> None:
+        raise NotImplementedError
+
+    def call(self, phase: str, ids: list[int], start: int) -> tuple[int, float, Any]:
+        raise NotImplementedError
+
+
+class _CausalLm(_Contract):
+    """bundle.json `llm`: tokens `[1, seq]` and positions `[seq]` in, logits `[1, vocab]` out;
+    the KV cache stays inside the program between calls."""
+
+    def __init__(self, runner: Runner, section: LlmSection) -> None:
+        self.runner, self.section = runner, section
+        names = [spec.name for spec in runner.manifest.inputs]
+        self.count = len(names)
+        self.tokens_at = names.index(section.tokens_input)
+        self.positions_at = names.index(section.positions_input)
+        outputs = [spec.name for spec in runner.manifest.outputs]
+        self.logits_at = outputs.index(section.logits_output) if outputs else 0
+        self.vocab, self.eos = section.vocab_size, frozenset(section.eos_token_ids)
+
+    def check(self, prompt: list[int], max_new_tokens: int) -> None:
+        check_request(self.section, prompt, max_new_tokens)
+
+    def call(self, phase: str, ids: list[int], start: int) -> tuple[int, float, Any]:
+        import numpy as np
+
+        arrays: list[Any] = [None] * self.count
+        arrays[self.tokens_at] = np.asarray([ids], dtype=np.int64)
+        arrays[self.positions_at] = np.arange(start, start + len(ids), dtype=np.int64)
+        run = self.runner.run(phase_target(self.runner, phase), arrays)
+        return run.profile, run.seconds, run.outputs[self.logits_at][0]
+
+
+class _TinyLlm(_Contract):
+    """bundle.json `generation` (`tiny_llm`): tokens `[1, seq]`, the start position `[1]` and
+    the caches in; logits `[1, seq, vocab]` and the updated caches (in the caches' order) out."""
+
+    def __init__(self, runner: Runner, section: GenerationSection) -> None:
+        import numpy as np
+        from trt_edge_runner.tensors import numpy_dtype
+
+        manifest = runner.manifest
+        where = f"{runner.bundle_dir}/bundle.json"
+        specs = {spec.name: spec for spec in manifest.inputs}
+        ids_spec, pos_spec = specs[section.tokens], specs[section.start_position]
+        if ids_spec.values is None or pos_spec.values is None:
+            raise GenerateContractError(
+                f"{where}: {ids_spec.name} and {pos_spec.name} must declare values (vocabulary, "
+                "context length)"
+            )
+        cache_specs = [specs[name] for name in section.caches(manifest.inputs)]
+        for spec in cache_specs:
+            if any(isinstance(d, str) for d in spec.shape):
+                raise GenerateContractError(
+                    f"{where}: cache input {spec.name!r} has a symbolic shape; caches are static"
+                )
+        outputs = [spec.name for spec in manifest.outputs]
+        self.logits_at = outputs.index(section.logits)
+        self.cache_outputs = [i for i in range(len(outputs)) if i != self.logits_at]
+        self.order = [spec.name for spec in manifest.inputs]
+        self.cache_names = [spec.name for spec in cache_specs]
+        self.caches = [
+            np.zeros([int(d) for d in spec.shape], dtype=numpy_dtype(spec)) for spec in cache_specs
+        ]
+        self.runner, self.section = runner, section
+        self.vocab, self.context = ids_spec.values[1], pos_spec.values[1]
+        self.eos = frozenset()
+
+    def check(self, prompt: list[int], max_new_tokens: int) -> None:
+        if not prompt:
+            raise GenerateContractError("the prompt is empty: give at least one token")
+        bad = [t for t in prompt if not 0 <= t < self.vocab]
+        if bad:
+            raise GenerateContractError(
+                f"prompt ids {bad[:8]} are outside the vocabulary [0, {self.vocab})"
+            )
+        if max_new_tokens < 1:
+            raise GenerateContractError("--max-new-tokens must be at least 1")
+        # The last generated token is never fed back: the calls fill prompt + N - 1 positions.
+        if len(prompt) + max_new_tokens - 1 > self.context:
+            raise GenerateContractError(
+                f"prompt ({len(prompt)}) + --max-new-tokens ({max_new_tokens}) exceeds the "
+                f"context of {self.context} positions ({self.section.start_position} values); "
+                "shorten one of them"
+            )
+
+    def call(self, phase: str, ids: list[int], start: int) -> tuple[int, float, Any]:
+        import numpy as np
+
+        named = {
+            self.section.tokens: np.asarray([ids], dtype=np.int64),
+            self.section.start_position: np.asarray([start], dtype=np.int64),
+            **dict(zip(self.cache_names, self.caches, strict=True)),
+        }
+        run = self.runner.run(phase_target(self.runner, phase), [named[n] for n in self.order])
+        self.caches = [run.outputs[i] for i in self.cache_outputs]
+        return run.profile, run.seconds, run.outputs[self.logits_at][0, -1]
+
+
+def contract_for(runner: Runner) -> _Contract:
+    """The contract bundle.json declares (`llm` or `generation`), or GenerateContractError."""
+    manifest = runner.manifest
+    if manifest.llm is not None:
+        return _CausalLm(runner, manifest.llm)
+    if manifest.generation is not None:
+        return _TinyLlm(runner, manifest.generation)
+    raise GenerateContractError(
+        f"{runner.bundle_dir}/bundle.json: the bundle declares no generation contract (bundle.json "
+        "has neither `generation` nor `llm`); generate needs one to know which input carries the "
+        "tokens",
+        hint="build a model that implements the tiny-LLM contract with `generation: tiny_llm` "
+        "under `runtime:` in its manifest, or a Hugging Face causal LM",
+    )
+
+
 def greedy_generate(runner: Runner, prompt: list[int], max_new_tokens: int) -> GreedyResult:
-    """Prefill (chunked as the profiles need), then decode argmax tokens until eos or the limit."""
+    """Plan (check the request, split the prompt as the prefill profile takes it), prefill,
+    then decode argmax tokens until eos or the limit; the stats are `GreedyResult.timings`."""
     import numpy as np
 
-    section = llm_section(runner)
-    check_request(section, prompt, max_new_tokens)
-    eos = set(section.eos_token_ids)
+    contract = contract_for(runner)
+    contract.check(prompt, max_new_tokens)
     low, high = phase_seq_range(runner.manifest, PREFILL)
-    names = [spec.name for spec in runner.manifest.inputs]
-    tokens_at, positions_at = (
-        names.index(section.tokens_input),
-        names.index(section.positions_input),
-    )
+    chunks = prefill_chunks(len(prompt), low, high)
     result = GreedyResult(prompt_ids=list(prompt))
 
     def call(phase: str, ids: list[int], start: int) -> Any:
-        arrays: list[Any] = [None] * len(names)
-        arrays[tokens_at] = np.asarray([ids], dtype=np.int64)
-        arrays[positions_at] = np.arange(start, start + len(ids), dtype=np.int64)
-        run = runner.run(phase_target(runner, phase), arrays)
-        result.steps.append(Step(phase, run.profile, start, len(ids), round(run.seconds * 1e3, 3)))
-        return run.outputs[0]
+        profile, seconds, logits = contract.call(phase, ids, start)
+        result.steps.append(Step(phase, profile, start, len(ids), round(seconds * 1e3, 3)))
+        return logits
 
     started = time.perf_counter()
     position = 0
     logits: Any = None
-    for size in prefill_chunks(len(prompt), low, high):
+    for size in chunks:  # prefill
         phase = PREFILL if low <= size <= high else DECODE
         logits = call(phase, prompt[position : position + size], position)
         position += size
-    token = int(np.argmax(logits[0]))
+    token = int(np.argmax(logits))
     result.first_token_s = time.perf_counter() - started
     result.tokens.append(token)
-    while token not in eos and len(result.tokens) < max_new_tokens:
+    while token not in contract.eos and len(result.tokens) < max_new_tokens:  # decode
         logits = call(DECODE, [token], position)
         position += 1
-        token = int(np.argmax(logits[0]))
+        token = int(np.argmax(logits))
         result.tokens.append(token)
     result.total_s = time.perf_counter() - started
-    result.stop = "eos" if token in eos else "max_new_tokens"
+    result.stop = "eos" if token in contract.eos else "max_new_tokens"
     return result
