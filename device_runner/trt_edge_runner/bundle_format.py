@@ -191,6 +191,9 @@ class BundleManifest:
     delegates: tuple[DelegateInfo, ...] = ()
     provenance: dict[str, Any] = field(default_factory=dict)
     llm: LlmSection | None = None  # only for causal LMs built by the Hugging Face recipe
+    # Only for bundles whose weights the build quantized (`build.quantize`, or a TensorRT
+    # precision other than fp32): {"scheme", "linear", "group_size", "embedding", "backend", ...}.
+    quantization: dict[str, Any] | None = None
 
     # ---- derived views -------------------------------------------------
     def symbols(self) -> dict[str, tuple[int, int]]:
@@ -207,6 +210,8 @@ class BundleManifest:
         doc = self._core_dict()
         if self.llm is not None:  # absent otherwise: other bundles' bytes stay as they were
             doc["llm"] = self.llm.to_dict()
+        if self.quantization is not None:  # likewise absent for unquantized bundles
+            doc["quantization"] = dict(self.quantization)
         return doc
 
     def _core_dict(self) -> dict[str, Any]:
@@ -415,6 +420,9 @@ class _Reader:
             delegates=delegates,
             provenance=doc.get("provenance", {}),
             llm=llm,
+            quantization=(
+                self.get(doc, "quantization", "", dict) if "quantization" in doc else None
+            ),
         )
 
     def optional_int(self, obj: dict[str, Any], key: str, path: str) -> int | None:

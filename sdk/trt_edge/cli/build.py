@@ -217,6 +217,19 @@ def _summary(console: Any, result: Any, elapsed: float) -> None:
             f"  profile {row['profile']} {row['name']}: parity {verdict}, "
             f"max abs error {row['max_abs']:.3g}"
         )
+    quality = result.report.doc.get("quality")
+    if quality and quality.get("calls"):
+        budget = quality.get("budget")
+        within = (
+            f" (budget: max abs {budget['max_abs']}, agreement >= {budget['min_agreement']}, "
+            f"KL <= {budget['max_kl']})"
+            if budget
+            else ""
+        )
+        lines.append(
+            f"  quality  {quality['scheme']} vs eager fp32: max abs {quality['max_abs']:.3g}, "
+            f"greedy agreement {quality['agreement']:.3g}, mean KL {quality['mean_kl']:.3g}{within}"
+        )
     stages = ", ".join(
         f"{stage} {seconds:.2f}s{' (cached)' if result.cached.get(stage) else ''}"
         for stage, seconds in result.stage_seconds.items()

@@ -86,6 +86,7 @@ def make_bundle_manifest(
     delegates: tuple[DelegateInfo, ...],
     provenance: dict[str, Any],
     llm: LlmSection | None = None,
+    quantization: dict[str, Any] | None = None,
 ) -> BundleManifest:
     return BundleManifest(
         schema_version=SCHEMA_VERSION,
@@ -102,6 +103,7 @@ def make_bundle_manifest(
         delegates=delegates,
         provenance=provenance,
         llm=llm,
+        quantization=quantization,
     )
 
 

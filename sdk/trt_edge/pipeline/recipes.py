@@ -87,7 +87,9 @@ class PlainRecipe:
 
     def validate_key(self, source_sha256: str, files: dict[str, bytes]) -> dict[str, Any]:
         """What the validate stage's output depends on beyond the `.pte` and the manifest."""
-        return {"steps": self.steps_key()}
+        label = self.quantization_label()
+        budget = self.manifest.budget(label) if label else None
+        return {"steps": self.steps_key(), "budget": budget and vars(budget)}
 
     # -- export -------------------------------------------------------------------------
     def load(self) -> LoadedModel:
@@ -131,6 +133,11 @@ class PlainRecipe:
     ) -> LlmSection | None:
         return None
 
+    def quantization_label(self) -> str | None:
+        """The budget key of a quantized bundle (`validate.budgets`), None for fp32."""
+        record = self.record().get("quantization")
+        return str(record["scheme"]) if record else None
+
     def record(self) -> dict[str, Any]:
         """`bundle.json` fields the recipe's steps add (e.g. `quantization`)."""
         doc: dict[str, Any] = {}
@@ -147,9 +154,18 @@ class PlainRecipe:
         delegates: tuple[DelegateInfo, ...],
         loaded: Callable[[], LoadedModel],
     ) -> ValidationReport:
+        import dataclasses
+
         from trt_edge.pipeline.validate import validate_bundle
 
-        return validate_bundle(staged, self.manifest, plan, loaded().module, backend, delegates)
+        label = self.quantization_label()
+        if label is None:
+            return validate_bundle(staged, self.manifest, plan, loaded().module, backend, delegates)
+        # Quantized: against a fresh fp32 model (the steps changed the loaded one in place),
+        # within the precision's budget instead of atol/rtol.
+        budget = self.manifest.budget(label)
+        manifest = dataclasses.replace(self.manifest, atol=budget.max_abs, rtol=0.0)
+        return validate_bundle(staged, manifest, plan, self.load().module, backend, delegates)
 
 
 class CausalLmRecipe(PlainRecipe):
@@ -239,7 +255,22 @@ Recipe = PlainRecipe
 RECIPES: tuple[type[PlainRecipe], ...] = (CausalLmRecipe, PlainRecipe)
 # Steps made from the manifest, in the order they transform the model.
 StepFactory = Callable[[ResolvedManifest, str], "RecipeStep | None"]
-STEP_FACTORIES: list[StepFactory] = []
+
+
+def _quantize_step(manifest: ResolvedManifest, backend: str) -> RecipeStep | None:
+    from trt_edge.pipeline.quantize import quantize_step
+
+    return quantize_step(manifest, backend)
+
+
+def _tensorrt_precision_step(manifest: ResolvedManifest, backend: str) -> RecipeStep | None:
+    from trt_edge.pipeline.quantize import tensorrt_precision_step
+
+    step: RecipeStep | None = tensorrt_precision_step(manifest, backend)
+    return step
+
+
+STEP_FACTORIES: list[StepFactory] = [_quantize_step, _tensorrt_precision_step]
 
 
 def recipe_for(manifest: ResolvedManifest, backend: str) -> PlainRecipe:

@@ -465,7 +465,6 @@ class _Build:
     def document(self, staged: Path) -> Any:
         """bundle.json as it stands (validate joins `provenance.stages` at commit)."""
         self.provenance["stages"] = self.stage_provenance()
-        extra = self.recipe.record()
         return make_bundle_manifest(
             self.manifest,
             bundle_dir=staged,
@@ -475,7 +474,7 @@ class _Build:
             delegates=self.delegates,
             provenance=self.provenance,
             llm=self.recipe.llm_section(self.recipe_files, self.outputs),
-            **extra,
+            quantization=self.recipe.record().get("quantization"),
         )
 
     def validate(self, plan: ExportPlan, staged: Path, lowered: Lowered) -> ValidationReport:
