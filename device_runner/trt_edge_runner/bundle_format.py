@@ -266,6 +266,9 @@ class BundleManifest:
     llm: LlmSection | None = None  # only for causal LMs built by the Hugging Face recipe
     memory: MemorySection | None = None  # what it needs at run time (absent in older bundles)
     generation: GenerationSection | None = None  # a declared contract (runtime.generation)
+    # Only for bundles whose weights the build quantized (`build.quantize`, or a TensorRT
+    # precision other than fp32): {"scheme", "linear", "group_size", "embedding", "backend", ...}.
+    quantization: dict[str, Any] | None = None
 
     # ---- derived views -------------------------------------------------
     def symbols(self) -> dict[str, tuple[int, int]]:
@@ -286,6 +289,8 @@ class BundleManifest:
             doc["memory"] = self.memory.to_dict()
         if self.generation is not None:
             doc["generation"] = self.generation.to_dict()
+        if self.quantization is not None:  # likewise absent for unquantized bundles
+            doc["quantization"] = dict(self.quantization)
         return doc
 
     def _core_dict(self) -> dict[str, Any]:
@@ -507,6 +512,9 @@ class _Reader:
             llm=llm,
             memory=memory,
             generation=generation,
+            quantization=(
+                self.get(doc, "quantization", "", dict) if "quantization" in doc else None
+            ),
         )
 
     def generation(

@@ -81,6 +81,16 @@ class RunResult:
     request: Request = field(default_factory=Request.default)
 
 
+def _load_quantized_kernels() -> None:
+    """Register ExecuTorch's quantized kernels (e.g. `quantized_decomposed::embedding_4bit`)
+    that a quantized bundle's program calls outside its XNNPACK delegates. Importing the
+    module loads them; a runtime without them fails the load naming the missing kernel."""
+    import contextlib
+
+    with contextlib.suppress(ImportError):
+        import executorch.kernels.quantized  # noqa: F401
+
+
 def _load_method(runtime: Any, pte: Path, ptd: Path, method_name: str) -> Any:
     """Load `method_name` of `pte` (with its `.ptd` when present) or ProgramLoadError."""
     try:
@@ -199,6 +209,8 @@ class Runner:
                 f"the ExecuTorch runtime is not installed ({exc}); install "
                 "trt-edge-runner[run] (executorch, numpy) on this device"
             ) from None
+        if manifest.quantization is not None:
+            _load_quantized_kernels()
         runtime = Runtime.get()
         backends = tuple(runtime.backend_registry.registered_backend_names)
         needed = sorted({d.backend_id for d in manifest.delegates} - set(backends))

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from trt_edge.pipeline.cache import StageCache
 from trt_edge.pipeline.errors import ValidationFailedError
+from trt_edge.pipeline.events import BuildEvent, StageFinished, StageStarted
 from trt_edge.pipeline.run import BuildOptions, build
 from trt_edge.pipeline.stages import STAGE_NAMES
 
@@ -50,16 +51,16 @@ def _options(tmp_path: Path, **kw: object) -> BuildOptions:
 
 
 class _Recorder:
-    """A progress sink that notes every call, in order."""
+    """An event sink that notes every stage event, in order."""
 
     def __init__(self) -> None:
         self.events: list[tuple[str, str]] = []
 
-    def stage_started(self, stage: str) -> None:
-        self.events.append(("started", stage))
-
-    def stage_finished(self, stage: str, seconds: float, cached: bool) -> None:
-        self.events.append(("finished", stage))
+    def __call__(self, event: BuildEvent) -> None:
+        if isinstance(event, StageStarted):
+            self.events.append(("started", event.stage))
+        elif isinstance(event, StageFinished):
+            self.events.append(("finished", event.stage))
 
 
 def test_unchanged_rebuild_reuses_every_stage_and_writes_the_same_bytes(
@@ -67,7 +68,7 @@ def test_unchanged_rebuild_reuses_every_stage_and_writes_the_same_bytes(
 ) -> None:
     manifest = write_project()
     recorder = _Recorder()
-    first = build(manifest, _options(tmp_path, progress=recorder))
+    first = build(manifest, _options(tmp_path, events=[recorder]))
     assert not any(first.cached.values())
     # The stages ran in the order of STAGES, each once, and were reported so.
     assert list(first.stage_seconds) == list(STAGE_NAMES) == list(first.cached)
@@ -144,17 +145,14 @@ def test_two_clean_builds_are_byte_identical(write_project: WriteProject, tmp_pa
 
 
 class _InterruptAt:
-    """A progress sink that presses Ctrl-C when `stage` starts (what a user does)."""
+    """An event sink that presses Ctrl-C when `stage` starts (what a user does)."""
 
     def __init__(self, stage: str) -> None:
         self.stage = stage
 
-    def stage_started(self, stage: str) -> None:
-        if stage == self.stage:
+    def __call__(self, event: BuildEvent) -> None:
+        if isinstance(event, StageStarted) and event.stage == self.stage:
             raise KeyboardInterrupt
-
-    def stage_finished(self, stage: str, seconds: float, cached: bool) -> None:
-        pass
 
 
 def test_interrupted_build_leaves_the_previous_bundle_and_no_staging_dir(
@@ -165,7 +163,7 @@ def test_interrupted_build_leaves_the_previous_bundle_and_no_staging_dir(
     before = _digest(good.bundle_dir / "bundle.json")
     manifest.write_text(manifest.read_text().replace("max: 16", "max: 32"))  # a real change
     with pytest.raises(KeyboardInterrupt):
-        build(manifest, _options(tmp_path, progress=_InterruptAt("validate")))
+        build(manifest, _options(tmp_path, events=[_InterruptAt("validate")]))
     assert _digest(good.bundle_dir / "bundle.json") == before
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["small-1.0.0"]
 

@@ -21,16 +21,20 @@ import argparse
 import logging
 import sys
 import time
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trt_edge_runner.cli_args import at_least
 from trt_edge_runner.cli_shell import Command
-from trt_edge_runner.errors import UsageError, Where
+from trt_edge_runner.errors import TrtEdgeError, UsageError, Where
 
 from trt_edge.cli._manifest import add_manifest_argument
 from trt_edge.pipeline.stages import flow
+
+if TYPE_CHECKING:
+    from trt_edge.pipeline.events import BuildEvent
 
 BACKEND_CHOICES = ("auto", "xnnpack", "portable", "tensorrt")
 
@@ -45,13 +49,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--cache-dir", help="stage cache (default: $TRT_EDGE_CACHE or ~/.cache/trt-edge)"
     )
     parser.add_argument("--no-cache", action="store_true", help="rebuild every stage")
-    parser.add_argument("--log-format", choices=("console", "json"), default="console")
+    parser.add_argument(
+        "--log-format",
+        choices=("console", "json"),
+        default="console",
+        help="console: a progress display (rich on a TTY, plain lines otherwise); json: "
+        "structured log lines on stderr instead",
+    )
     parser.add_argument(
         "-v",
         "--verbose",
         action="store_true",
-        help="also show what torch, torchao and ExecuTorch print that is known to be "
-        "harmless (hidden by default)",
+        help="structured log lines instead of the progress display, and what torch, torchao "
+        "and ExecuTorch print that is known to be harmless (hidden by default)",
+    )
+    parser.add_argument(
+        "--events",
+        metavar="FILE",
+        help="write the typed build event stream to FILE as JSON lines ('-': stdout); "
+        "see docs/build-events.md",
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--local", action="store_true", help="build in this environment")
@@ -154,6 +170,15 @@ class RichProgress:
             self.tasks[stage] = self.progress.add_task(self._line(stage), total=1, start=False)
         return self.tasks[stage]
 
+    def __call__(self, event: BuildEvent) -> None:
+        """Draw a build event (`trt_edge.pipeline.events`); other events are not drawn."""
+        from trt_edge.pipeline.events import StageFinished, StageStarted
+
+        if isinstance(event, StageStarted):
+            self.stage_started(event.stage)
+        elif isinstance(event, StageFinished):
+            self.stage_finished(event.stage, event.seconds, event.cached)
+
     def stage_started(self, stage: str) -> None:
         self.started.add(stage)
         self.progress.start_task(self._task(stage))
@@ -163,7 +188,7 @@ class RichProgress:
         self.progress.update(self._task(stage), completed=1, description=self._line(stage, note))
 
 
-def _choose_mode(args: argparse.Namespace) -> tuple[str, str]:
+def _choose_mode(args: argparse.Namespace, resolved: Any) -> tuple[str, str]:
     requested = "container" if args.container else "local" if args.local else None
     if requested == "local":
         return "local", "--local"
@@ -177,7 +202,7 @@ def _choose_mode(args: argparse.Namespace) -> tuple[str, str]:
             )
         return "local", "no container support installed: building locally"
     mode, reason = build_runner.choose_mode(
-        args.target, requested, args.manifest, backend=args.backend
+        args.target, requested, args.manifest, backend=args.backend, resolved=resolved
     )
     return str(mode), str(reason)
 
@@ -198,6 +223,19 @@ def _summary(console: Any, result: Any, elapsed: float) -> None:
         lines.append(
             f"  profile {row['profile']} {row['name']}: parity {verdict}, "
             f"max abs error {row['max_abs']:.3g}"
+        )
+    quality = result.report.doc.get("quality")
+    if quality and quality.get("calls"):
+        budget = quality.get("budget")
+        within = (
+            f" (budget: max abs {budget['max_abs']}, agreement >= {budget['min_agreement']}, "
+            f"KL <= {budget['max_kl']})"
+            if budget
+            else ""
+        )
+        lines.append(
+            f"  quality  {quality['scheme']} vs eager fp32: max abs {quality['max_abs']:.3g}, "
+            f"greedy agreement {quality['agreement']:.3g}, mean KL {quality['mean_kl']:.3g}{within}"
         )
     stages = ", ".join(
         f"{stage} {seconds:.2f}s{' (cached)' if result.cached.get(stage) else ''}"
@@ -226,45 +264,125 @@ def memory_lines(bundle_dir: Path, warnings: tuple[str, ...]) -> list[str]:
     return lines + [f"  warning  {warning}" for warning in warnings]
 
 
+class PlainProgress:
+    """One plain line per finished stage on stderr (not a TTY: logs, CI, pipes)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def __call__(self, event: BuildEvent) -> None:
+        from trt_edge.pipeline.events import StageFinished
+
+        if isinstance(event, StageFinished):
+            cached = " (cached)" if event.cached else ""
+            print(f"{event.stage}: {event.seconds:.2f} s{cached}", file=self.stream, flush=True)
+
+
+def _display(args: argparse.Namespace, err: Any) -> Any:
+    """The progress display the build's events drive: rich on a TTY, plain lines
+    otherwise, none when structured log lines were asked for (`--log-format json`, `-v`)."""
+    if args.log_format != "console" or args.verbose:
+        return None
+    return RichProgress(err) if sys.stderr.isatty() else PlainProgress(sys.stderr)
+
+
+@contextmanager
+def _event_file(path: str | None) -> Iterator[Any]:
+    """`--events FILE` (`-`: stdout): the typed event stream, one JSON line per event."""
+    if path is None:
+        yield None
+        return
+    from trt_edge.pipeline.events import JsonLinesSink
+
+    if path == "-":
+        yield JsonLinesSink(sys.stdout)
+        return
+    try:
+        sink = JsonLinesSink.open(Path(path))
+    except OSError as error:
+        raise UsageError(
+            f"cannot write the event stream: {error.strerror}", where=Where(path)
+        ) from error
+    try:
+        yield sink
+    finally:
+        sink.close()
+
+
+def _failed(error: TrtEdgeError) -> BuildEvent:
+    """The `build_failed` event of an error: what the CLI shell would print for it."""
+    import io
+
+    from trt_edge.pipeline.events import BuildFailed
+
+    details = io.StringIO()
+    error.print_details(details, color=False)
+    message = f"trt-edge build: error: {error}\n{details.getvalue()}".rstrip()
+    return BuildFailed(message, error.hint or "", error.exit_code)
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from trt_edge.library_noise import quiet_library_noise
     from trt_edge.pipeline.bundle import check_out_dir
-    from trt_edge.pipeline.run import BuildOptions, build
+    from trt_edge.pipeline.run import load
 
     err = Console(stderr=True)
     out = Console()
-    interactive = sys.stderr.isatty() and args.log_format == "console"
-    configure_logging(args.log_format, logging.WARNING if interactive else logging.INFO)
+    verbose = args.verbose or args.log_format == "json"
+    configure_logging(args.log_format, logging.INFO if verbose else logging.WARNING)
     manifest = require_manifest_file(Path(args.manifest))
     check_out_dir(Path(args.out))  # before choosing a mode or starting any slow work
-    mode, reason = _choose_mode(args)
-    if mode == "unavailable":
-        raise UsageError(reason)
-    progress = RichProgress(err) if interactive and mode != "container" else None
+    with _event_file(args.events) as stream:
+        sinks = [sink for sink in (_display(args, err), stream) if sink is not None]
+        try:
+            resolved = load(manifest)  # once: the mode choice and the build share it
+            mode, reason = _choose_mode(args, resolved)
+            if mode == "unavailable":
+                raise UsageError(reason)
+            started = time.perf_counter()
+            result = _build(args, manifest, resolved, mode, reason, sinks, err)
+        except TrtEdgeError as error:
+            if stream is not None:
+                stream(_failed(error))
+            raise
+    _summary(out, result, time.perf_counter() - started)
+    return 0
+
+
+def _build(
+    args: argparse.Namespace,
+    manifest: Path,
+    resolved: Any,
+    mode: str,
+    reason: str,
+    sinks: list[Any],
+    err: Any,
+) -> Any:
+    from trt_edge.library_noise import quiet_library_noise
+    from trt_edge.pipeline.run import BuildOptions, build
+
     options = BuildOptions(
         out_dir=Path(args.out),
         backend=args.backend,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
         use_cache=not args.no_cache,
         source_date_epoch=args.source_date_epoch,
-        progress=progress,
+        events=tuple(sinks),
         target=args.target,
         memory_headroom_mib=args.memory_headroom_mib,
+        manifest=resolved,
     )
-    started = time.perf_counter()
+    display = next((s for s in sinks if isinstance(s, RichProgress)), None)
     if mode == "container":
         from trt_edge.containers.build_runner import build_in_container
 
         err.print(f"building in a container: {reason}")
-        result = build_in_container(manifest, options, args.target, args.image)
-    else:
-        quiet = nullcontext() if args.verbose else quiet_library_noise()
-        with quiet, progress if progress is not None else nullcontext():
-            result = build(manifest, options)
-    _summary(out, result, time.perf_counter() - started)
-    return 0
+        with display if display is not None else nullcontext():
+            return build_in_container(manifest, options, args.target, args.image)
+    quiet = nullcontext() if args.verbose else quiet_library_noise()
+    with quiet, display if display is not None else nullcontext():
+        return build(manifest, options)
 
 
 def require_manifest_file(manifest: Path) -> Path:

@@ -7,7 +7,8 @@ host's uid/gid (outputs are not root-owned), with no network, memory/CPU/pids
 limits, GPUs only for a TensorRT build, and a timeout. The builder image follows the
 backend that will run (`builder_choice`): a CPU bundle builds in the `cpu` builder
 whatever its target, a TensorRT one in the target's GPU builder. Its structured
-JSON log streams into the host's progress display.
+typed event stream (`trt_edge.pipeline.events`, on its stdout) drives the host's
+progress display and `BuildResult`; its log lines are for people only.
 
 A manifest with `model.requirements` builds in a derived image: the builder plus the
 wheels of the manifest's requirements lock (`requirements_lock`, made on the host by
@@ -93,29 +94,24 @@ class ContainerLimits:
         return {"memory": self.memory, "cpus": self.cpus, "pids": self.pids}
 
 
-def _target(target_id: str | None, manifest_path: Path | None = None) -> Target:
+def _target(target_id: str | None, resolved: ResolvedManifest | None = None) -> Target:
     from trt_edge.targets import load_catalog
 
-    if target_id is None and manifest_path is not None:
-        from trt_edge.manifest import load_manifest
-
-        loaded = load_manifest(manifest_path)
-        if loaded.manifest is not None and loaded.manifest.targets:
-            target_id = loaded.manifest.targets[0]
+    if target_id is None and resolved is not None and resolved.targets:
+        target_id = resolved.targets[0]
     try:
         return load_catalog().get(target_id or DEFAULT_TARGET)
     except KeyError as err:
         raise ContainerBuildError(str(err), exit_code=2) from err
 
 
-def _manifest_backend(manifest_path: Path | None) -> str:
-    """The manifest's build.backend (auto when there is no readable manifest)."""
+def _read_manifest(manifest_path: Path | None) -> ResolvedManifest | None:
+    """The manifest when it loads without errors, else None (the build reports them)."""
     if manifest_path is None:
-        return "auto"
+        return None
     from trt_edge.manifest import load_manifest
 
-    loaded = load_manifest(manifest_path)
-    return loaded.manifest.backend if loaded.manifest is not None else "auto"
+    return load_manifest(manifest_path).manifest
 
 
 def choose_builder_for(target: Target, backend: str) -> BuilderChoice:
@@ -131,6 +127,7 @@ def choose_mode(
     requested: str | None,
     manifest: Path | str | None = None,
     backend: str | None = None,
+    resolved: ResolvedManifest | None = None,
 ) -> tuple[str, str]:
     """('local'|'container', why). Without a flag: container when an engine answers and the
     builder image of the backend that will run is current, else local with the reason and
@@ -154,9 +151,11 @@ def choose_mode(
     from trt_edge.containers.images import find_current
 
     manifest_path = Path(manifest) if manifest is not None else None
+    if resolved is None:
+        resolved = _read_manifest(manifest_path)
     try:
-        chosen = _target(target, manifest_path)
-        choice = choose_builder_for(chosen, backend or _manifest_backend(manifest_path))
+        chosen = _target(target, resolved)
+        choice = choose_builder_for(chosen, backend or (resolved.backend if resolved else "auto"))
     except ContainerError as err:
         return "local", f"{err}; building locally"
     name = choice.image
@@ -175,7 +174,7 @@ def choose_mode(
             f"no current builder image {catalog.REPOSITORY_PREFIX}{name} for this checkout: "
             f"building locally; `trt-edge images build {name}` enables container builds"
         )
-    unready = _requirements_unready(manifest_path, name)
+    unready = _requirements_unready(resolved, name)
     if unready is not None:
         return "local", unready
     return "container", (
@@ -183,19 +182,15 @@ def choose_mode(
     )
 
 
-def _requirements_unready(manifest_path: Path | None, builder: str) -> str | None:
+def _requirements_unready(resolved: ResolvedManifest | None, builder: str) -> str | None:
     """Why a manifest's requirements cannot be installed in `builder` now (no current
     lock), or None (none declared, or the lock is current)."""
-    if manifest_path is None:
+    if resolved is None or not resolved.requirements:
         return None
     from trt_edge.containers.requirements_lock import check_lock
-    from trt_edge.manifest import load_manifest
 
-    loaded = load_manifest(manifest_path)
-    if loaded.manifest is None or not loaded.manifest.requirements:
-        return None
     try:
-        check_lock(loaded.manifest, catalog.load_spec(builder))
+        check_lock(resolved, catalog.load_spec(builder))
     except ContainerError as err:
         hint = f"; {err.hint}" if err.hint else ""
         return f"{err}{hint}: building locally (a current lock enables container builds)"
@@ -203,58 +198,57 @@ def _requirements_unready(manifest_path: Path | None, builder: str) -> str | Non
 
 
 @dataclass
-class _LogState:
-    """What the host learns from the container's JSON log lines."""
+class _EventState:
+    """What the host learns from the build's typed event stream (`trt_edge.pipeline.events`),
+    which the build inside writes to stdout (`--events -`); every other line of output is
+    kept (the last 60) only to explain a build that died without saying why."""
 
     stage_seconds: dict[str, float] = field(default_factory=dict)
     cached: dict[str, bool] = field(default_factory=dict)
     backend: str = ""
     backend_reason: str = ""
+    failure: str = ""
     text_tail: list[str] = field(default_factory=list)
 
     def error_text(self) -> str:
-        """The container's own error: from the CLI's last 'trt-edge ...:' line, else the tail."""
-        lines = self.text_tail
-        for index in range(len(lines) - 1, -1, -1):
-            if lines[index].startswith("trt-edge"):
-                return "\n".join(lines[index:]).strip()
-        return "\n".join(lines[-20:]).strip()
+        """The build's own error (its `build_failed` event), else the output's tail."""
+        if self.failure:
+            return self.failure
+        return "\n".join(self.text_tail[-20:]).strip()
 
 
 def _handle_line(
-    line: str, state: _LogState, options: BuildOptions, echo: Callable[[str], None]
+    line: str, state: _EventState, options: BuildOptions, echo: Callable[[str], None]
 ) -> None:
-    event: dict[str, Any] | None = None
-    if line.startswith("{"):
-        try:
-            parsed = json.loads(line)
-            event = parsed if isinstance(parsed, dict) else None
-        except json.JSONDecodeError:
-            event = None
+    from trt_edge.pipeline import events
+
+    try:
+        event = events.from_json(line)
+    except events.EventStreamError as err:
+        raise ContainerBuildError(
+            f"the builder image speaks another build event protocol ({err})",
+            hint="rebuild the builder image from this checkout (`trt-edge images build NAME`)",
+        ) from err
     if event is None:
         state.text_tail.append(line)
         del state.text_tail[:-60]
         return
-    name = str(event.get("event", ""))
-    if name == "stage_finished":
-        stage = str(event.get("stage", "?"))
-        seconds = float(event.get("seconds", 0.0))
-        cached = bool(event.get("cached", False))
-        state.stage_seconds[stage] = state.stage_seconds.get(stage, 0.0) + seconds
-        state.cached[stage] = cached
-        if options.progress is not None:
-            options.progress.stage_started(stage)
-            options.progress.stage_finished(stage, seconds, cached)
-        else:
-            echo(f"[container] {stage}: {seconds:.2f} s{' (cached)' if cached else ''}")
-    elif name == "stage_started" and options.progress is not None:
-        options.progress.stage_started(str(event.get("stage", "?")))
-    elif name == "backend_chosen":
-        state.backend = str(event.get("backend", ""))
-        state.backend_reason = str(event.get("reason", ""))
-    elif event.get("level") in ("warning", "error"):
-        fields = {k: v for k, v in event.items() if k not in ("event", "level", "timestamp")}
-        echo(f"[container] {event.get('level')}: {name} {fields if fields else ''}".rstrip())
+    for sink in options.events:
+        sink(event)
+    if isinstance(event, events.StageFinished):
+        stage = event.stage
+        state.stage_seconds[stage] = state.stage_seconds.get(stage, 0.0) + event.seconds
+        state.cached[stage] = event.cached
+        if not options.events:
+            cached = " (cached)" if event.cached else ""
+            echo(f"[container] {stage}: {event.seconds:.2f} s{cached}")
+    elif isinstance(event, events.BackendChosen):
+        state.backend, state.backend_reason = event.backend, event.reason
+    elif isinstance(event, events.BuildWarning):
+        echo(f"[container] warning: {event.message}")
+    elif isinstance(event, events.BuildFailed):
+        hint = f"\n  hint: {event.hint}" if event.hint else ""
+        state.failure = f"{event.message}{hint}"
 
 
 def _lines(container: Container) -> Iterator[str]:
@@ -354,6 +348,7 @@ def _command(
 ) -> list[str]:
     command = ["trt-edge", "build", str(manifest), "--local", "--out", str(staging)]
     command += ["--cache-dir", str(cache), "--log-format", "json", "--target", target]
+    command += ["--events", "-"]  # the typed event stream, on stdout: what the host reads
     if options.backend:
         command += ["--backend", options.backend]
     if not options.use_cache:
@@ -441,8 +436,8 @@ def _build_in_container(
     # reports it, instead of after starting a container (no torch is imported here).
     from trt_edge.pipeline.run import load
 
-    resolved = load(manifest)
-    target = _target(target_id, manifest)
+    resolved = options.manifest or load(manifest)  # once per build
+    target = _target(target_id, resolved)
     choice = choose_builder_for(target, options.backend or resolved.backend)
     lock = None
     if resolved.requirements:
@@ -464,7 +459,7 @@ def _build_in_container(
     cache = (options.cache_dir or default_cache_dir()).expanduser().resolve()
     cache.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".trt-edge-container-", dir=out_dir))
-    state = _LogState()
+    state = _EventState()
     container: Container | None = None
     timed_out = threading.Event()
     from trt_edge.pipeline.environment import ENVIRONMENT_ENV, container_description

@@ -120,6 +120,14 @@ def bundle_tree(doc: dict[str, Any]) -> Tree:
     target = root.add("target")
     for k, v in sorted(doc["target"].items()):
         target.add(f"{escape(str(k))}: {escape(str(v))}")
+    quantization = doc.get("quantization")
+    if quantization:
+        fields = ", ".join(
+            f"{k} {v}" for k, v in sorted(quantization.items()) if k != "scheme" and v is not None
+        )
+        root.add(f"quantization: {escape(str(quantization.get('scheme')))} ({escape(fields)})")
+    else:
+        root.add("quantization: none (fp32 weights)")
     io = doc["io"]
     ion = root.add(f"io: method {escape(str(io.get('method')))}")
     for t in io.get("inputs", []):

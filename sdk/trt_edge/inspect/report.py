@@ -102,6 +102,7 @@ def _bundle_doc(bundle: OpenBundle) -> Report:
         "model": {"name": m.name, "version": m.version},
         "backend": m.backend,
         "target": m.target,
+        "quantization": m.quantization,  # None: weights as trained (fp32)
         "io": raw.get("io", {}),
         "profiles": raw.get("profiles", []),
         "export_domain": {s: list(r) for s, r in m.symbols().items()},

@@ -20,7 +20,11 @@ last-position logits with eager transformers under the same cache semantics
   (`trt_edge_runner.text`) from the staged bundle, gives the same text and ids as
   transformers' `apply_chat_template` on sample conversations (or both refuse one);
 - `cache_bounds`: a position at `max_cache_len` or below 0 is refused by the runner;
-- `outside`: one step past every profile's `seq` bounds is refused.
+- `outside`: one step past every profile's `seq` bounds is refused;
+- `quality` (`trt_edge.llm.quality`): max abs logit error, greedy-token agreement and
+  mean KL divergence over every call above. A quantized bundle (`bundle.json`
+  `quantization`) is compared with eager fp32 within its precision's budget
+  (`validate.budgets`) instead of atol/rtol, and must meet the budget's agreement and KL.
 
 The report is deterministic (no timings, no paths; errors rounded to 4 digits):
 it is hashed into bundle.json.
@@ -35,6 +39,7 @@ import numpy as np
 from trt_edge_runner.bundle_format import DelegateInfo
 
 from trt_edge.llm.generation import DECODE, PREFILL, greedy_generate, phase_seq_range, phase_target
+from trt_edge.llm.quality import quality
 from trt_edge.llm.reference import eager_chain, eager_generate
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import ValidationFailedError
@@ -72,6 +77,13 @@ class _Checks:
         self.cache_len = section.max_cache_len
         self.prefill_range = phase_seq_range(runner.manifest, PREFILL)
         self.rng = np.random.default_rng(PROMPT_SEED)
+        # A quantized bundle is compared with eager fp32 within its precision's budget.
+        quantization = runner.manifest.quantization
+        self.scheme: str | None = str(quantization["scheme"]) if quantization else None
+        self.budget = manifest.budget(self.scheme) if self.scheme else None
+        self.atol = self.budget.max_abs if self.budget else manifest.atol
+        self.rtol = 0.0 if self.budget else manifest.rtol
+        self.pairs: list[tuple[np.ndarray, np.ndarray]] = []  # (bundle, eager) logits
 
     # ---- running -------------------------------------------------------------
     def prompt(self, length: int) -> list[int]:
@@ -121,14 +133,15 @@ class _Checks:
         want = eager_chain(self.model, [ids for _, ids, _ in calls])
         rows: list[dict[str, Any]] = []
         for (_, ids, start), g, w, profile in zip(calls, got, want, profiles, strict=True):
-            row = compare_arrays(g, w, self.manifest.atol, self.manifest.rtol)
+            self.pairs.append((g, w))
+            row = compare_arrays(g, w, self.atol, self.rtol)
             rows.append({"start": start, "seq": len(ids), "profile": profile, **row})
         ok = all(r["ok"] for r in rows)
         if not ok:
             worst = max(r["max_abs"] or 0.0 for r in rows)
             self.failures.append(
                 f"{label}: logits differ from eager transformers by up to {worst} "
-                f"(atol {self.manifest.atol}, rtol {self.manifest.rtol})"
+                f"(atol {self.atol}, rtol {self.rtol})"
             )
         return {"check": label, "calls": rows, "ok": ok, "logits": got}
 
@@ -258,7 +271,7 @@ class _Checks:
         )
         gap = eager.top2_gaps[step] if step < len(eager.top2_gaps) else None
         top1 = eager.top1[step] if step < len(eager.top1) else 0.0
-        tolerance = 2 * (self.manifest.atol + self.manifest.rtol * abs(top1))
+        tolerance = 2 * (self.atol + self.rtol * abs(top1))
         ok = gap is not None and gap <= tolerance
         shown_gap = round_figure(gap) if gap is not None else None
         entry.update(
@@ -410,6 +423,7 @@ def validate_causal_lm(
     chat = checks.chat_template()
     bounds = checks.cache_bounds()
     outside = probe_outside(runner, manifest, plan, failures, str(staged))
+    figures = quality(checks.pairs, checks.scheme, checks.budget, failures)
     sections = {
         "recipe": {
             "architecture": source.architecture,
@@ -423,5 +437,6 @@ def validate_causal_lm(
         "chat_template": chat,
         "cache_bounds": bounds,
         "outside": outside,
+        "quality": figures,
     }
     return validation_report(manifest, backend, runner, delegates, sections, failures)

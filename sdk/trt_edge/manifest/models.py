@@ -139,12 +139,35 @@ class Runtime(_Strict):
     )
 
 
+class Quantize(_Strict):
+    linear: Literal["8da4w", "8da8w", "4w", "8w"] | None = Field(
+        default=None,
+        description="Linear layers: 8da4w/8da8w (8-bit dynamic activations, 4-bit grouped or "
+        "8-bit per-channel weights) or weight-only 4w/8w (torchao quantize_).",
+    )
+    group_size: int = Field(
+        default=32,
+        ge=1,
+        description="Weights per scale for grouped (4-bit) schemes; a multiple of 32.",
+    )
+    embedding: Literal["4w", "8w"] | None = Field(
+        default=None, description="Embedding tables: weight-only 4-bit or 8-bit, grouped."
+    )
+
+
 class Build(_Strict):
     backend: Literal["auto", "tensorrt", "xnnpack", "portable"] = Field(
         default="auto",
         description="auto: TensorRT where the target has it, XNNPACK on CPU targets.",
     )
-    precision: Literal["fp32", "fp16", "bf16", "int8"] = "fp32"
+    precision: Literal["fp32", "fp16", "bf16", "int8", "fp8"] = Field(
+        default="fp32",
+        description="TensorRT precisions (enabled_precisions); CPU backends build fp32.",
+    )
+    quantize: Quantize | None = Field(
+        default=None,
+        description="Quantize weights before export (xnnpack; docs/quantization.md).",
+    )
     targets: list[str] = Field(
         default_factory=lambda: ["cpu-x86_64"],
         description="Target ids from the target catalog (trt-edge validate lists them).",
@@ -163,8 +186,29 @@ class Parity(_Strict):
     rtol: float = Field(default=1.0e-3, ge=0)
 
 
+class Budget(_Strict):
+    max_abs: float | None = Field(default=None, ge=0, description="Largest logit difference.")
+    min_agreement: float | None = Field(
+        default=None, ge=0, le=1, description="Share of greedy next tokens equal to eager's."
+    )
+    max_kl: float | None = Field(
+        default=None, ge=0, description="Mean KL divergence of next-token distributions."
+    )
+
+
+BudgetKey = Literal[
+    "fp32", "8da4w", "8da8w", "4w", "8w", "embedding-4w", "embedding-8w", "fp16", "int8", "fp8"
+]
+
+
 class Validate(_Strict):
     parity: Parity = Field(default_factory=Parity)
+    budgets: dict[BudgetKey, Budget] = Field(
+        default_factory=dict,
+        description="Per precision (the linear scheme, embedding-<scheme>, or a TensorRT "
+        "precision): how far a quantized causal LM may be from eager fp32 "
+        "(docs/quantization.md gives the defaults).",
+    )
 
 
 class Manifest(_Strict):

@@ -15,6 +15,7 @@ from trt_edge_runner.bundle_format import DimRange, PhaseTarget, Profile, Runtim
 
 from trt_edge.manifest.huggingface import implied_inputs, read_folder
 from trt_edge.manifest.locations import SourceLocations
+from trt_edge.manifest.quantization import DEFAULT_GROUP_SIZE, Quantization
 from trt_edge.manifest.resolved import HuggingFaceModel, ResolvedManifest
 
 # Name of the single profile given to a model whose inputs are all static and
@@ -112,4 +113,19 @@ def resolve(
         requirements=tuple(line.strip() for line in model["requirements"]),
         memory_headroom_mib=build["memory_headroom_mib"],
         generation=(doc.get("runtime") or {}).get("generation"),
+        quantize=_quantize(build.get("quantize")),
+        budgets={
+            key: {k: float(v) for k, v in budget.items() if v is not None}
+            for key, budget in (doc["validate"].get("budgets") or {}).items()
+        },
+    )
+
+
+def _quantize(section: dict[str, Any] | None) -> Quantization | None:
+    if not section or (section.get("linear") is None and section.get("embedding") is None):
+        return None
+    return Quantization(
+        linear=section.get("linear"),
+        group_size=int(section.get("group_size") or DEFAULT_GROUP_SIZE),
+        embedding=section.get("embedding"),
     )

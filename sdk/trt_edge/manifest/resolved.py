@@ -22,6 +22,7 @@ from trt_edge_runner.bundle_format import Profile, RuntimePolicy, TensorSpec
 
 from trt_edge.manifest.analysis import export_domain
 from trt_edge.manifest.locations import PathPart, SourceLocations
+from trt_edge.manifest.quantization import Budget, Quantization
 
 Backend = Literal["auto", "tensorrt", "xnnpack", "portable"]
 
@@ -38,7 +39,7 @@ class HuggingFaceModel:
     has_tokenizer: bool
 
 
-Precision = Literal["fp32", "fp16", "bf16", "int8"]
+Precision = Literal["fp32", "fp16", "bf16", "int8", "fp8"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,21 @@ class ResolvedManifest:
     memory_headroom_mib: int | None = None
     # `runtime.generation`: the generation contract declared into bundle.json, or None.
     generation: str | None = None
+    # `build.quantize` (None: weights as trained) and `validate.budgets` as written.
+    quantize: Quantization | None = None
+    budgets: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def budget(self, label: str) -> Budget:
+        """The budget of a bundle labelled `label`: the defaults, overridden field by field."""
+        from trt_edge.manifest.quantization import DEFAULT_BUDGETS
+
+        default = DEFAULT_BUDGETS.get(label, Budget(self.atol, 1.0, 0.01))
+        given = self.budgets.get(label, {})
+        return Budget(
+            max_abs=given.get("max_abs", default.max_abs),
+            min_agreement=given.get("min_agreement", default.min_agreement),
+            max_kl=given.get("max_kl", default.max_kl),
+        )
 
     @property
     def manifest_dir(self) -> Path:

@@ -101,6 +101,7 @@ class SemanticChecker:
         self.check_cache_reach()
         self.check_runtime(profile_names)
         self.check_build()
+        self.check_quantize()
         return self.diagnostics
 
     def huggingface(self) -> dict[str, Any] | None:
@@ -682,6 +683,28 @@ class SemanticChecker:
                     severity="warning",
                     stage="compatibility",
                 )
+
+    def check_quantize(self) -> None:
+        """A scheme the manifest's backend cannot run, at its field (auto: checked as the CPU
+        backend it falls back to; TensorRT is checked again when the build picks it)."""
+        from trt_edge.manifest.quantization import GROUP_MULTIPLE, refusals
+
+        build = self.section("build")
+        quantize = build.get("quantize") if isinstance(build, dict) else None
+        if not isinstance(quantize, dict):
+            return
+        backend = build.get("backend", "auto")
+        linear, embedding = quantize.get("linear"), quantize.get("embedding")
+        checked = "xnnpack" if backend == "auto" else str(backend)
+        for name, why in refusals(checked, linear, embedding):
+            self.report(("build", "quantize", name), why, stage="compatibility")
+        group = quantize.get("group_size")
+        if _is_int(group) and group % GROUP_MULTIPLE != 0:
+            self.report(
+                ("build", "quantize", "group_size"),
+                f"group_size {group} is not a multiple of {GROUP_MULTIPLE} (XNNPACK's grouped "
+                "kernels); use 32, 64, 128 or 256",
+            )
 
 
 def check_semantics(

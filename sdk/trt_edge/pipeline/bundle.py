@@ -88,6 +88,7 @@ def make_bundle_manifest(
     delegates: tuple[DelegateInfo, ...],
     provenance: dict[str, Any],
     llm: LlmSection | None = None,
+    quantization: dict[str, Any] | None = None,
 ) -> BundleManifest:
     """The bundle.json of a staged bundle; the manifest's declared generation contract is
     checked against the program's outputs here, where they are first known."""
@@ -106,6 +107,7 @@ def make_bundle_manifest(
         delegates=delegates,
         provenance=provenance,
         llm=llm,
+        quantization=quantization,
         generation=generation_section(manifest, outputs),
     )
 

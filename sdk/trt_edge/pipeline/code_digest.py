@@ -30,11 +30,14 @@ EXPORT_ENTRIES = (
     "trt_edge.pipeline.load_model",
     "trt_edge.pipeline.plan",
     "trt_edge.pipeline.export",
+    "trt_edge.pipeline.recipes",
+    "trt_edge.pipeline.quantize",
 )
 VALIDATE_ENTRIES = (
     "trt_edge.pipeline.plan",
     "trt_edge.pipeline.validate",
     "trt_edge.pipeline.delegates",
+    "trt_edge.pipeline.recipes",
 )
 # Packages whose modules are picked at run time (a backend by name): all of them count.
 RUN_TIME_CHOSEN = ("trt_edge.pipeline.lower",)

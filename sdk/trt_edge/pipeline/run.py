@@ -2,29 +2,37 @@
 
     load ─▶ plan ─▶ export ─▶ lower ─▶ bundle (staged) ─▶ validate (the staged copy) ─▶ commit
 
-Each stage is timed under its name (the progress display and `BuildResult` read
-them). The outputs of export, lower and validate are cached under keys made of
-everything that can change them (model sources, the manifest's inputs and
-profiles, backend, precision, package versions, the installed versions of the
-model's own requirements, the environment that runs the stage and the build code
-itself), so an unchanged rebuild touches neither torch.export nor the backend — nor
-even imports torch — and a stage computed in one environment (the local venv, a
-builder image) is never reused by a build in another. `bundle.json` says, per stage,
-whether it came from the cache and which environment computed it.
+What kind of model is built — a plain module, a Hugging Face causal LM, with or
+without a quantization step — is the *recipe*'s business (`trt_edge.pipeline.recipes`):
+the stages here ask it what enters each cache key, how to export, which files the
+bundle gains and what validation runs, and never branch on the model kind.
+
+Each stage is timed under its name and reported as typed events
+(`trt_edge.pipeline.events`: the progress display, `--events FILE` and the container
+build's host read them). The outputs of export, lower and validate are cached under
+keys made of everything that can change them (model sources, the manifest's inputs
+and profiles, backend, precision, the recipe and its steps, package versions, the
+installed versions of the model's own requirements, the environment that runs the
+stage and the build code itself), so an unchanged rebuild touches neither
+torch.export nor the backend — nor even imports torch — and a stage computed in one
+environment (the local venv, a builder image) is never reused by a build in another.
+`bundle.json` says, per stage, whether it came from the cache and which environment
+computed it. The manifest is loaded once per build.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 from trt_edge_runner.bundle_format import MODEL_PTE, DelegateInfo, TensorSpec, canonical_json
@@ -54,22 +62,24 @@ from trt_edge.pipeline.errors import (
     ManifestInvalidError,
     ValidationFailedError,
 )
+from trt_edge.pipeline.events import (
+    BackendChosen,
+    BuildWarning,
+    BundleWritten,
+    Emitter,
+    EventSink,
+    StageFinished,
+    StageStarted,
+)
 from trt_edge.pipeline.lower import BackendChoice, Lowered, choose_backend
 from trt_edge.pipeline.plan import ExportPlan, make_plan
+from trt_edge.pipeline.recipes import Recipe, recipe_for
 from trt_edge.pipeline.stages import BUNDLE, COMMIT, EXPORT, LOAD, LOWER, PLAN, VALIDATE, Stage
 from trt_edge.pipeline.validate import ValidationReport
 
 log = structlog.get_logger("trt_edge.pipeline")
 
 VALIDATION_REPORT = "reports/validation.json"
-
-
-class ProgressSink(Protocol):
-    """Told when each stage starts and ends, by `Stage.name` (the CLI draws a progress display)."""
-
-    def stage_started(self, stage: str) -> None: ...
-
-    def stage_finished(self, stage: str, seconds: float, cached: bool) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -79,8 +89,9 @@ class BuildOptions:
     cache_dir: Path | None = None  # default: $TRT_EDGE_CACHE or ~/.cache/trt-edge
     use_cache: bool = True  # False: rebuild every stage (results are still stored)
     source_date_epoch: int | None = None  # default: $SOURCE_DATE_EPOCH, else manifest mtime
-    progress: ProgressSink | None = None
+    events: Sequence[EventSink] = ()  # told every `BuildEvent` (progress display, --events)
     target: str | None = None  # a catalog id; default: the manifest's first target
+    manifest: ResolvedManifest | None = None  # already loaded by the caller (loaded once)
     memory_headroom_mib: int | None = None  # overrides the manifest's build.memory_headroom_mib
 
 
@@ -110,27 +121,8 @@ def _code_digest(*roots: Path, names: tuple[str, ...] | None = None) -> str:
     return digest.hexdigest()
 
 
-# What a Hugging Face model's stages also depend on: transformers and the recipe's code.
-RECIPE_PACKAGES = ("transformers", "tokenizers", "safetensors")
 # Files the recipe adds to the export and lower cache entries (tokenizer, llm facts).
 RECIPE_PREFIX = "llm/"
-
-
-def _recipe_code_digest() -> str:
-    """Hash of `trt_edge.llm` (the wrapper, rewrites, passes, validation)."""
-    return _code_digest(Path(__file__).resolve().parent.parent / "llm")
-
-
-def _model_key(manifest: ResolvedManifest) -> Any:
-    """What names the model source in the export key (never an absolute path)."""
-    source = manifest.huggingface
-    if source is None:
-        return manifest.entrypoint or str(manifest.exported)
-    return {
-        "huggingface": source.architecture,
-        "max_cache_len": source.max_cache_len,
-        "recipe": _recipe_code_digest(),
-    }
 
 
 def _io_doc(manifest: ResolvedManifest) -> dict[str, Any]:
@@ -175,19 +167,18 @@ def _outputs_from_json(data: bytes) -> tuple[TensorSpec, ...]:
 
 
 class _Timer:
-    """Times each stage, tells the progress sink and logs `stage_started`/`stage_finished`."""
+    """Times each stage and reports it as `StageStarted`/`StageFinished` events (and logs)."""
 
-    def __init__(self, progress: ProgressSink | None) -> None:
+    def __init__(self, emit: Emitter) -> None:
         self.seconds: dict[str, float] = {}
         self.cached: dict[str, bool] = {}
-        self.progress = progress
+        self.emit = emit
 
     @contextmanager
     def stage(self, stage: Stage) -> Iterator[dict[str, bool]]:
         name = stage.name
         flag = {"cached": False}
-        if self.progress is not None:
-            self.progress.stage_started(name)
+        self.emit(StageStarted(name))
         log.debug("stage_started", stage=name)
         started = time.perf_counter()
         yield flag
@@ -195,8 +186,7 @@ class _Timer:
         self.seconds[name] = elapsed
         self.cached[name] = flag["cached"]
         log.info("stage_finished", stage=name, seconds=round(elapsed, 3), cached=flag["cached"])
-        if self.progress is not None:
-            self.progress.stage_finished(name, elapsed, flag["cached"])
+        self.emit(StageFinished(name, elapsed, flag["cached"]))
 
 
 def load(manifest_path: Path) -> ResolvedManifest:
@@ -240,31 +230,106 @@ def _target_has_tensorrt(target: dict[str, Any]) -> bool:
 
 
 class _Build:
-    """One build's state: the manifest, the cache, the lazily loaded model and, per
-    cacheable stage that ran, the environment that computed its output."""
+    """One build's state and its stages: the manifest (loaded once), the recipe, the
+    backend and target, the cache, the lazily loaded model and, per cacheable stage
+    that ran, the environment that computed its output."""
 
-    def __init__(
-        self,
-        manifest: ResolvedManifest,
-        options: BuildOptions,
-        timer: _Timer,
-        environment: BuildEnvironment,
-    ) -> None:
-        self.manifest = manifest
+    def __init__(self, manifest_path: Path, options: BuildOptions, emit: Emitter) -> None:
+        """The `load` stage's work: before anything slow."""
+        from trt_edge.pipeline.load_model import source_digest
+        from trt_edge.pipeline.requirements import check_requirements
+
         self.options = options
-        self.timer = timer
-        self.environment = environment
+        self.emit = emit
+        self.timer = _Timer(emit)
+        with self.timer.stage(LOAD):
+            self.manifest = manifest = options.manifest or load(manifest_path)
+            # The model's own packages, at versions it allows.
+            self.requirements = check_requirements(manifest)
+            self.environment: BuildEnvironment = current_environment()
+            self.digest = source_digest(manifest)
+            self.choice: BackendChoice = choose_backend(options.backend or manifest.backend)
+            self.recipe: Recipe = recipe_for(manifest, self.choice.backend.name)
+            self.target = _target_fingerprint(manifest, options.target, self.choice.backend.name)
+            self.source_date, self.source_date_from = _source_date(options, manifest)
+        extra = ("torch-tensorrt",) if self.choice.backend.name == "tensorrt" else ()
+        self.packages = package_versions(extra + self.recipe.packages())
         self.origins: dict[str, str | None] = {}  # stage name -> environment id
         self.cache = StageCache(
             (options.cache_dir or default_cache_dir()).expanduser(),
             enabled=options.use_cache,
-            on_event=lambda name, fields: (
-                log.warning(name, **fields) if name != "cache_hit" else log.debug(name, **fields)
-            ),
+            on_event=self._cache_event,
         )
         self._model: Any = None
-        self.recipe_files: dict[str, bytes] = {}  # a Hugging Face model's extra files
+        self.recipe_files: dict[str, bytes] = {}  # files the recipe made with the export
 
+    def _cache_event(self, name: str, fields: dict[str, Any]) -> None:
+        if name == "cache_hit":
+            log.debug(name, **fields)
+            return
+        log.warning(name, **fields)
+        detail = ", ".join(f"{k}={v}" for k, v in fields.items())
+        self.emit(BuildWarning(name, f"stage cache: {name.replace('_', ' ')} ({detail})"))
+
+    def announce(self) -> None:
+        """Say which backend and recipe build what for which target, and what that means."""
+        backend, target_id = self.choice.backend.name, str(self.target.get("id"))
+        log.info(
+            "backend_chosen",
+            backend=backend,
+            reason=self.choice.reason,
+            recipe=self.recipe.name,
+            model=self.manifest.name,
+            target=target_id,
+        )
+        self.emit(BackendChosen(backend, self.choice.reason, self.recipe.name, target_id))
+        if _target_has_tensorrt(self.target) and backend != "tensorrt":
+            hint = (
+                "this bundle runs on the target's CPU only; build with --backend tensorrt "
+                "in the target's builder image for GPU execution"
+            )
+            log.warning("target_expects_tensorrt", target=target_id, backend=backend, hint=hint)
+            self.emit(BuildWarning("target_expects_tensorrt", f"target {target_id}: {hint}"))
+
+    # -- cache keys ---------------------------------------------------------------------
+    def export_key(self) -> str:
+        return cache_key(
+            stage=EXPORT.name,
+            model=self.recipe.model_key(),
+            steps=self.recipe.steps_key(),
+            source=self.digest.sha256,
+            io=_io_doc(self.manifest),
+            packages=self.packages,
+            requirements=self.requirements,
+            environment=self.environment.id,
+            code=stage_code_digest(EXPORT_ENTRIES),
+        )
+
+    def lower_key(self, export_key: str) -> str:
+        return cache_key(
+            stage=LOWER.name,
+            export=export_key,
+            backend=self.choice.backend.name,
+            precision=self.manifest.precision,
+            steps=self.recipe.steps_key(),
+            environment=self.environment.id,
+        )
+
+    def validate_key(self, lowered: Lowered) -> str:
+        manifest = self.manifest
+        return cache_key(
+            stage=VALIDATE.name,
+            pte=hashlib.sha256(lowered.pte).hexdigest(),
+            io=_io_doc(manifest),
+            tolerance=[manifest.atol, manifest.rtol],
+            runtime={"policy": manifest.runtime.policy, "phases": dict(manifest.runtime.phases)},
+            code=stage_code_digest(VALIDATE_ENTRIES),
+            requirements=self.requirements,
+            environment=self.environment.id,
+            **self.recipe.validate_key(self.digest.sha256, self.recipe_files),
+        )
+
+    # -- the cache ----------------------------------------------------------------------
     def cached(self, stage: Stage, key: str) -> dict[str, bytes] | None:
         """The stage's cache entry, noting where it was computed (read from the entry)."""
         hit = self.cache.get(stage.name, key)
@@ -288,21 +353,14 @@ class _Build:
 
     def model(self) -> Any:
         if self._model is None:
-            from trt_edge.pipeline.load_model import load_model
-
-            self._model = load_model(self.manifest)
+            self._model = self.recipe.load()
         return self._model
 
+    # -- export and lower -------------------------------------------------------------
     def program(self, plan: ExportPlan, key: str) -> Any:
-        """The ExportedProgram: from the cache, from the `.pt2`, or by torch.export.
-
-        For a Hugging Face model the export also yields the recipe's files (the
-        tokenizer and the `llm` facts, `trt_edge.llm.section`), cached beside it."""
-        import io
-
+        """The ExportedProgram: from the cache or by the recipe's export. The recipe's
+        files (e.g. the tokenizer and the `llm` facts) are cached beside it."""
         import torch
-
-        from trt_edge.pipeline.export import check_exported_domain, export_program
 
         with self.timer.stage(EXPORT) as flag:
             hit = self.cached(EXPORT, key)
@@ -311,15 +369,8 @@ class _Build:
                 self.recipe_files = _recipe_entries(hit)
                 return torch.export.load(io.BytesIO(hit["program.pt2"]))
             loaded = self.model()
-            if loaded.exported is not None:
-                check_exported_domain(self.manifest, plan, loaded.exported)
-                program = loaded.exported
-            else:
-                program = export_program(self.manifest, plan, loaded.module)
-            if self.manifest.huggingface is not None:
-                from trt_edge.llm.section import recipe_files
-
-                self.recipe_files = recipe_files(self.manifest, loaded.module)
+            program = self.recipe.export(plan, loaded)
+            self.recipe_files = self.recipe.files(loaded.module)
             buffer = io.BytesIO()
             torch.export.save(program, buffer)
             files = {"program.pt2": buffer.getvalue()}
@@ -327,9 +378,10 @@ class _Build:
             self.store(EXPORT, key, files)
             return program
 
-    def lowered(
-        self, plan: ExportPlan, choice: BackendChoice, export_key: str, key: str
-    ) -> tuple[Lowered, tuple[TensorSpec, ...]]:
+    def lowered(self, plan: ExportPlan) -> tuple[Lowered, tuple[TensorSpec, ...]]:
+        export_key = self.export_key()
+        key = self.lower_key(export_key)
+        choice = self.choice
         hit = self.cached(LOWER, key)
         if hit is not None:
             with self.timer.stage(LOWER) as flag:
@@ -355,6 +407,90 @@ class _Build:
             self.store(LOWER, key, files)
         return lowered, outputs
 
+    # -- bundle, validate, commit -----------------------------------------------------
+    def write_staged(
+        self, staged: Path, lowered: Lowered, outputs: tuple[TensorSpec, ...]
+    ) -> tuple[DelegateInfo, ...]:
+        """The `bundle` stage: the program, its data, the recipe's files and bundle.json."""
+        from trt_edge.pipeline.delegates import read_delegates, signature_check_summary
+
+        write_file(staged / MODEL_PTE, lowered.pte)
+        # One external-data file is named model.ptd: the name the runner loads.
+        for name, data in lowered.ptd.items():
+            write_file(staged / ("model.ptd" if len(lowered.ptd) == 1 else name), data)
+        for name, data in self.recipe.bundle_files(self.recipe_files).items():
+            write_file(staged / name, data)
+        self.outputs = outputs
+        self.delegates = read_delegates(staged / MODEL_PTE, self.manifest)
+        llm = self.recipe.llm_section(self.recipe_files, outputs)
+        self.memory, self.memory_warnings = _memory(
+            self.manifest, self.options, staged, llm, self.target
+        )
+        self.provenance: dict[str, Any] = {
+            "manifest_sha256": self.manifest.source_sha256,
+            "model_source_sha256": self.digest.sha256,
+            "model_source_files": list(self.digest.files),
+            "packages": self.packages,
+            "source_date_epoch": self.source_date,
+            "source_date_from": self.source_date_from,
+            "builder": {"mode": "local"},
+            "requirements": self.requirements,
+            "environment": self.environment.provenance(),
+            "backend_reason": self.choice.reason,
+            # Where TensorRT profile signatures came from (the compile inputs, not the
+            # engines) and hence what the cross-delegate check did and did not prove.
+            "profile_signatures": signature_check_summary(self.delegates),
+        }
+        write_bundle_json(staged, self.document(staged))
+        return self.delegates
+
+    def document(self, staged: Path) -> Any:
+        """bundle.json as it stands (validate joins `provenance.stages` at commit)."""
+        self.provenance["stages"] = self.stage_provenance()
+        doc = make_bundle_manifest(
+            self.manifest,
+            bundle_dir=staged,
+            backend=self.choice.backend.name,
+            target=self.target,
+            outputs=self.outputs,
+            delegates=self.delegates,
+            provenance=self.provenance,
+            llm=self.recipe.llm_section(self.recipe_files, self.outputs),
+            quantization=self.recipe.record().get("quantization"),
+        )
+        return dataclasses.replace(doc, memory=self.memory)
+
+    def validate(self, plan: ExportPlan, staged: Path, lowered: Lowered) -> ValidationReport:
+        key = self.validate_key(lowered)
+        with self.timer.stage(VALIDATE) as flag:
+            hit = self.cached(VALIDATE, key)
+            if hit is not None:
+                flag["cached"] = True
+                return ValidationReport(json.loads(hit["validation.json"]))
+            report = self.recipe.validate(
+                staged, plan, self.choice.backend.name, self.delegates, self.model
+            )
+            if report.ok:
+                self.store(VALIDATE, key, {"validation.json": canonical_json(report.doc)})
+            return report
+
+    def refuse(self, report: ValidationReport) -> ValidationFailedError:
+        failed = failed_report(self.options.out_dir, self.manifest)
+        write_atomic(failed, canonical_json(report.doc))
+        return ValidationFailedError(
+            f"{self.manifest.source_path}: validation failed; the previous bundle (if any) is "
+            f"unchanged. Report: {failed}\n  " + "\n  ".join(report.failures),
+            report_path=str(failed),
+        )
+
+    def commit(self, staged: StagedBundle, report: ValidationReport) -> Path:
+        write_file(staged.path / VALIDATION_REPORT, canonical_json(report.doc))
+        write_bundle_json(staged.path, self.document(staged.path))
+        bundle_dir = staged.commit()
+        # A report of an earlier failed attempt no longer describes this bundle.
+        failed_report(self.options.out_dir, self.manifest).unlink(missing_ok=True)
+        return bundle_dir
+
 
 def _recipe_entries(hit: dict[str, bytes]) -> dict[str, bytes]:
     return {n[len(RECIPE_PREFIX) :]: d for n, d in hit.items() if n.startswith(RECIPE_PREFIX)}
@@ -367,148 +503,37 @@ def failed_report(out_dir: Path, manifest: ResolvedManifest) -> Path:
 
 def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
     """Build, validate and atomically write `OUT/<name>-<version>/`; raise `BuildError`s."""
-    manifest_path = Path(manifest_path)
     from trt_edge.pipeline.bundle import check_out_dir
 
     check_out_dir(options.out_dir)  # before the slow stages, not after them
-    timer = _Timer(options.progress)
-    with timer.stage(LOAD):
-        manifest = load(manifest_path)
-        from trt_edge.pipeline.load_model import source_digest
-        from trt_edge.pipeline.requirements import check_requirements
-
-        # Before anything slow: the model's own packages, at versions it allows.
-        requirements = check_requirements(manifest)
-        environment = current_environment()
-
-        digest = source_digest(manifest)
-        requested = options.backend or manifest.backend
-        choice = choose_backend(requested)
-        target = _target_fingerprint(manifest, options.target, choice.backend.name)
-        source_date, source_date_from = _source_date(options, manifest)
-    log.info(
-        "backend_chosen",
-        backend=choice.backend.name,
-        reason=choice.reason,
-        model=manifest.name,
-        target=target.get("id"),
-    )
-    if _target_has_tensorrt(target) and choice.backend.name != "tensorrt":
-        log.warning(
-            "target_expects_tensorrt",
-            target=target.get("id"),
-            backend=choice.backend.name,
-            hint="this bundle runs on the target's CPU only; build with --backend tensorrt "
-            "in the target's builder image for GPU execution",
-        )
-    job = _Build(manifest, options, timer, environment)
-    with timer.stage(PLAN):
-        plan = make_plan(manifest)
-    extra_packages: tuple[str, ...] = (
-        ("torch-tensorrt",) if choice.backend.name == "tensorrt" else ()
-    )
-    if manifest.huggingface is not None:
-        extra_packages += RECIPE_PACKAGES
-    packages = package_versions(extra_packages)
-    build_code = stage_code_digest(EXPORT_ENTRIES)
-    export_key = cache_key(
-        stage=EXPORT.name,
-        model=_model_key(manifest),
-        source=digest.sha256,
-        io=_io_doc(manifest),
-        packages=packages,
-        requirements=requirements,
-        environment=environment.id,
-        code=build_code,
-    )
-    lower_key = cache_key(
-        stage=LOWER.name,
-        export=export_key,
-        backend=choice.backend.name,
-        precision=manifest.precision,
-        environment=environment.id,
-    )
-    lowered, outputs = job.lowered(plan, choice, export_key, lower_key)
-
-    staged = StagedBundle(options.out_dir, bundle_dir_name(manifest))
+    emit = Emitter(options.events)
+    job = _Build(Path(manifest_path), options, emit)
+    job.announce()
+    with job.timer.stage(PLAN):
+        plan = make_plan(job.manifest)
+    lowered, outputs = job.lowered(plan)
+    staged = StagedBundle(options.out_dir, bundle_dir_name(job.manifest))
     try:
-        with timer.stage(BUNDLE):
-            from trt_edge.pipeline.delegates import read_delegates, signature_check_summary
-
-            write_file(staged.path / MODEL_PTE, lowered.pte)
-            # One external-data file is named model.ptd: the name the runner loads.
-            for name, data in lowered.ptd.items():
-                target_name = "model.ptd" if len(lowered.ptd) == 1 else name
-                write_file(staged.path / target_name, data)
-            llm = None
-            if manifest.huggingface is not None:
-                from trt_edge.llm.section import bundle_files, llm_section
-
-                for name, data in bundle_files(job.recipe_files).items():
-                    write_file(staged.path / name, data)
-                llm = llm_section(job.recipe_files, "forward", outputs)
-            delegates = read_delegates(staged.path / MODEL_PTE, manifest)
-            memory, memory_warnings = _memory(manifest, options, staged.path, llm, target)
-            provenance: dict[str, Any] = {
-                "manifest_sha256": manifest.source_sha256,
-                "model_source_sha256": digest.sha256,
-                "model_source_files": list(digest.files),
-                "packages": packages,
-                "source_date_epoch": source_date,
-                "source_date_from": source_date_from,
-                "builder": {"mode": "local"},
-                "requirements": requirements,
-                "environment": environment.provenance(),
-                "backend_reason": choice.reason,
-                # Where TensorRT profile signatures came from (the compile inputs, not the
-                # engines) and hence what the cross-delegate check did and did not prove.
-                "profile_signatures": signature_check_summary(delegates),
-            }
-
-            def document() -> Any:
-                provenance["stages"] = job.stage_provenance()  # validate joins at commit
-                doc = make_bundle_manifest(
-                    manifest,
-                    bundle_dir=staged.path,
-                    backend=choice.backend.name,
-                    target=target,
-                    outputs=outputs,
-                    delegates=delegates,
-                    provenance=provenance,
-                    llm=llm,
-                )
-                return dataclasses.replace(doc, memory=memory)
-
-            write_bundle_json(staged.path, document())
-        report = _validate(
-            job, plan, staged.path, choice, lowered, delegates, digest.sha256, requirements
-        )
+        with job.timer.stage(BUNDLE):
+            job.write_staged(staged.path, lowered, outputs)
+        report = job.validate(plan, staged.path, lowered)
         if not report.ok:
-            failed = failed_report(options.out_dir, manifest)
-            write_atomic(failed, canonical_json(report.doc))
-            raise ValidationFailedError(
-                f"{manifest.source_path}: validation failed; the previous bundle (if any) is "
-                f"unchanged. Report: {failed}\n  " + "\n  ".join(report.failures),
-                report_path=str(failed),
-            )
-        with timer.stage(COMMIT):
-            write_file(staged.path / VALIDATION_REPORT, canonical_json(report.doc))
-            write_bundle_json(staged.path, document())
-            bundle_dir = staged.commit()
-            # A report of an earlier failed attempt no longer describes this bundle.
-            failed_report(options.out_dir, manifest).unlink(missing_ok=True)
+            raise job.refuse(report)
+        with job.timer.stage(COMMIT):
+            bundle_dir = job.commit(staged, report)
     except BaseException:
         staged.discard()
         raise
-    log.info("bundle_written", path=str(bundle_dir), model=manifest.name)
+    log.info("bundle_written", path=str(bundle_dir), model=job.manifest.name)
+    emit(BundleWritten(str(bundle_dir), job.manifest.name))
     return BuildResult(
         bundle_dir=bundle_dir,
         report=report,
-        stage_seconds=dict(timer.seconds),
-        cached=dict(timer.cached),
-        backend=choice.backend.name,
-        backend_reason=choice.reason,
-        memory_warnings=memory_warnings,
+        stage_seconds=dict(job.timer.seconds),
+        cached=dict(job.timer.cached),
+        backend=job.choice.backend.name,
+        backend_reason=job.choice.reason,
+        memory_warnings=job.memory_warnings,
     )
 
 
@@ -532,57 +557,3 @@ def _memory(
     for warning in warnings:
         log.warning("memory_over_budget", detail=warning)
     return memory, warnings
-
-
-def _validate(
-    job: _Build,
-    plan: ExportPlan,
-    staged: Path,
-    choice: BackendChoice,
-    lowered: Lowered,
-    delegates: tuple[DelegateInfo, ...],
-    source_sha256: str,
-    requirements: dict[str, str],
-) -> ValidationReport:
-    from trt_edge.pipeline.validate import validate_bundle
-
-    manifest = job.manifest
-    parts: dict[str, Any] = {}
-    if manifest.huggingface is not None:
-        # The eager reference is the folder itself, run by transformers with the
-        # recipe's checks; the tokenizer file is part of what is validated.
-        parts = {
-            "source": source_sha256,
-            "recipe": _recipe_code_digest(),
-            "recipe_files": {
-                n: hashlib.sha256(d).hexdigest() for n, d in sorted(job.recipe_files.items())
-            },
-            "packages": package_versions(RECIPE_PACKAGES),
-        }
-    key = cache_key(
-        stage=VALIDATE.name,
-        pte=hashlib.sha256(lowered.pte).hexdigest(),
-        io=_io_doc(manifest),
-        tolerance=[manifest.atol, manifest.rtol],
-        runtime={"policy": manifest.runtime.policy, "phases": dict(manifest.runtime.phases)},
-        code=stage_code_digest(VALIDATE_ENTRIES),
-        requirements=requirements,
-        environment=job.environment.id,
-        **parts,
-    )
-    with job.timer.stage(VALIDATE) as flag:
-        hit = job.cached(VALIDATE, key)
-        if hit is not None:
-            flag["cached"] = True
-            return ValidationReport(json.loads(hit["validation.json"]))
-        if manifest.huggingface is not None:
-            from trt_edge.llm.validation import validate_causal_lm
-
-            report = validate_causal_lm(staged, manifest, plan, choice.backend.name, delegates)
-        else:
-            report = validate_bundle(
-                staged, manifest, plan, job.model().module, choice.backend.name, delegates
-            )
-        if report.ok:
-            job.store(VALIDATE, key, {"validation.json": canonical_json(report.doc)})
-        return report

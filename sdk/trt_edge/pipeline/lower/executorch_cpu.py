@@ -80,7 +80,25 @@ class ExecuTorchCpuBackend:
             from trt_edge.llm.lowering import causal_lm_recipe
 
             recipe = causal_lm_recipe(self.name)
+        if manifest.quantize is not None:
+            recipe = _with_quant_fusion(recipe)
         return Lowered(self.name, lower_with(program, self._partitioners(), self.name, recipe))
+
+
+def _with_quant_fusion(recipe: LoweringRecipe | None) -> LoweringRecipe:
+    """`recipe` plus ExecuTorch's quant fusion: torchao's quantized embeddings (dequantize +
+    embedding) become the quantized embedding kernels; without it the `.pte` keeps
+    `torchao::dequantize_affine`, which has no ExecuTorch kernel."""
+    import dataclasses
+
+    from executorch.exir import ExecutorchBackendConfig
+
+    from trt_edge.llm.lowering import LoweringRecipe
+
+    recipe = recipe or LoweringRecipe()
+    config = recipe.backend_config or ExecutorchBackendConfig()
+    fused = dataclasses.replace(config, do_quant_fusion_and_const_prop=True)
+    return dataclasses.replace(recipe, backend_config=fused)
 
 
 def xnnpack() -> ExecuTorchCpuBackend:

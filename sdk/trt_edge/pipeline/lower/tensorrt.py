@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from trt_edge.manifest.resolved import ResolvedManifest
-from trt_edge.pipeline.errors import BadInputError, LoweringError
+from trt_edge.pipeline.errors import LoweringError
 from trt_edge.pipeline.lower import Lowered
 from trt_edge.pipeline.plan import ExportPlan, sample_inputs
 
@@ -91,12 +91,16 @@ class TensorRTBackend:
         import torch
         import torch_tensorrt
 
-        precisions = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
-        if manifest.precision not in precisions:
-            raise BadInputError(
-                f"{manifest.where('build', 'precision')}: build.precision: {manifest.precision} "
-                "needs a calibration step trt-edge does not run yet; use fp16 or fp32"
-            )
+        precisions = {
+            "fp32": torch.float32,
+            "fp16": torch.float16,
+            "bf16": torch.bfloat16,
+            # int8/fp8 engines take their scales from quantize/dequantize nodes (NVIDIA
+            # ModelOpt calibration) in the program; without them TensorRT keeps those
+            # layers in the other enabled precision.
+            "int8": torch.int8,
+            "fp8": torch.float8_e4m3fn,
+        }
         trt_inputs = [
             torch_tensorrt.Input(**{**kw, "dtype": getattr(torch, kw["dtype"])})
             for kw in input_profiles(manifest)
@@ -109,7 +113,7 @@ class TensorRTBackend:
             compiled = torch_tensorrt.dynamo.compile(
                 program,
                 arg_inputs=trt_inputs,
-                enabled_precisions={precisions[manifest.precision]},
+                enabled_precisions={torch.float32, precisions[manifest.precision]},
                 min_block_size=1,
             )
             with tempfile.TemporaryDirectory(prefix="trt-edge-trt-") as tmp:
