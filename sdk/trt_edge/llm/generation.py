@@ -143,6 +143,23 @@ def check_request(section: LlmSection, prompt: list[int], max_new_tokens: int) -
         )
 
 
+def method_inputs(section: LlmSection, names: list[str], ids: list[int], start: int) -> list[Any]:
+    """One call's input arrays in the method's order: the tokens `[1, seq]`, their positions
+    and, for a bundle built with `attention: filled`, the window of slots attention reads
+    (`0..W-1`, `W = section.window_length(start + seq)`: only its length matters)."""
+    import numpy as np
+
+    arrays: list[Any] = [None] * len(names)
+    arrays[names.index(section.tokens_input)] = np.asarray([ids], dtype=np.int64)
+    arrays[names.index(section.positions_input)] = np.arange(
+        start, start + len(ids), dtype=np.int64
+    )
+    if section.window_input is not None:
+        window = section.window_length(start + len(ids))
+        arrays[names.index(section.window_input)] = np.arange(window, dtype=np.int64)
+    return arrays
+
+
 def greedy_generate(runner: Runner, prompt: list[int], max_new_tokens: int) -> GreedyResult:
     """Prefill (chunked as the profiles need), then decode argmax tokens until eos or the limit."""
     import numpy as np
@@ -152,16 +169,10 @@ def greedy_generate(runner: Runner, prompt: list[int], max_new_tokens: int) -> G
     eos = set(section.eos_token_ids)
     low, high = phase_seq_range(runner.manifest, PREFILL)
     names = [spec.name for spec in runner.manifest.inputs]
-    tokens_at, positions_at = (
-        names.index(section.tokens_input),
-        names.index(section.positions_input),
-    )
     result = GreedyResult(prompt_ids=list(prompt))
 
     def call(phase: str, ids: list[int], start: int) -> Any:
-        arrays: list[Any] = [None] * len(names)
-        arrays[tokens_at] = np.asarray([ids], dtype=np.int64)
-        arrays[positions_at] = np.arange(start, start + len(ids), dtype=np.int64)
+        arrays = method_inputs(section, names, ids, start)
         run = runner.run(phase_target(runner, phase), arrays)
         result.steps.append(Step(phase, run.profile, start, len(ids), round(run.seconds * 1e3, 3)))
         return run.outputs[0]
