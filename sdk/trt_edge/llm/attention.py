@@ -29,7 +29,9 @@ def bmm_attention(
     softcap: float | None = None,
     **kwargs: Any,
 ) -> tuple[torch.Tensor, None]:
-    """query `[1, H, s, d]`, key/value `[1, KV, L, d]` (the cache or its window), mask `[1, 1, s, L]`.
+    """query `[1, H, s, d]`, key/value `[1, KV, L, d]`, mask `[1, 1, s, L]`.
+
+    L is the whole cache, or its window with `attention: filled` (`static_cache`).
 
     Grouped-query attention without `repeat_kv`: the `H / KV` query heads that share
     a KV head are stacked along rows, `[KV, n_rep * s, d]`, so one bmm per KV head
