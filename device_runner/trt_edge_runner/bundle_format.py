@@ -115,6 +115,10 @@ class DelegateInfo:
 
 
 LLM_SECTION_VERSION = 1
+# Version 2 adds the window input (`inputs.window`, `window_bucket`); a bundle without one
+# stays version 1, so runners that do not feed a window still read every bundle they can run.
+LLM_SECTION_WINDOW_VERSION = 2
+LLM_SECTION_VERSIONS = (LLM_SECTION_VERSION, LLM_SECTION_WINDOW_VERSION)
 
 
 @dataclass(frozen=True)
@@ -142,6 +146,12 @@ class LlmSection:
       `eos_token`, `pad_token`, … as strings) as template variables, then encoded without
       special tokens (`trt_edge_runner.text`). Both are absent (None) in bundles built
       before they were recorded: such a bundle has no chat template.
+    - window (version 2, `window_input` set; built with `attention: filled`): every call
+      also feeds `window_input`, an int64 tensor `[W]` whose *length* is how many cache
+      slots attention reads — `W = window_length(start + seq)`, the slots written so far
+      rounded up to a multiple of `window_bucket`, at most `max_cache_len` (contents:
+      `0..W-1`; the program reads only the length). A shorter window than `start + seq`
+      is refused before executing: the new positions would not see themselves.
     """
 
     version: int
@@ -163,14 +173,29 @@ class LlmSection:
     chat_template: str | None = None
     # None: a bundle from before the chat fields (then neither is written back)
     special_tokens: dict[str, str] | None = None
+    window_input: str | None = None  # version 2: the attended window's input
+    window_bucket: int | None = None  # version 2: window lengths are multiples of this
+
+    def window_length(self, end: int) -> int:
+        """The window a call writing positions up to `end - 1` feeds: `end` rounded up to
+        the bucket, capped at the cache. Buckets limit how often the delegates re-plan for
+        a new shape (once per `window_bucket` decoded tokens)."""
+        bucket = self.window_bucket or 1
+        return max(1, min(self.max_cache_len, -(-end // bucket) * bucket))
 
     def to_dict(self) -> dict[str, Any]:
+        roles = {"tokens": self.tokens_input, "positions": self.positions_input}
+        window: dict[str, Any] = {}
+        if self.window_input is not None:
+            roles["window"] = self.window_input
+            window["window_bucket"] = self.window_bucket
         doc: dict[str, Any] = {
             "version": self.version,
             "method": self.method,
             "max_cache_len": self.max_cache_len,
             "vocab_size": self.vocab_size,
-            "inputs": {"tokens": self.tokens_input, "positions": self.positions_input},
+            "inputs": roles,
+            **window,
             "logits": self.logits_output,
             "eos_token_ids": list(self.eos_token_ids),
             "bos_token_id": self.bos_token_id,
@@ -571,17 +596,27 @@ class _Reader:
     ) -> LlmSection:
         path = "llm"
         version = self.get(section, "version", path, int)
-        if version != LLM_SECTION_VERSION:
+        if version not in LLM_SECTION_VERSIONS:
             raise self.fail(
                 "llm.version",
-                f"this runner reads llm section version {LLM_SECTION_VERSION}, the bundle has "
-                f"{version}; update the runner or rebuild the bundle with a matching trt-edge",
+                "this runner reads llm section version "
+                f"{' or '.join(map(str, LLM_SECTION_VERSIONS))}, the bundle has {version}; "
+                "update the runner or rebuild the bundle with a matching trt-edge",
             )
         roles = self.get(section, "inputs", path, dict)
         tokens = self.get(roles, "tokens", "llm.inputs", str)
         positions = self.get(roles, "positions", "llm.inputs", str)
+        window: str | None = None
+        bucket: int | None = None
+        named = [("tokens", tokens), ("positions", positions)]
+        if version == LLM_SECTION_WINDOW_VERSION:
+            window = self.get(roles, "window", "llm.inputs", str)
+            named.append(("window", window))
+            bucket = self.get(section, "window_bucket", path, int)
+            if bucket < 1:
+                raise self.fail("llm.window_bucket", f"must be >= 1, got {bucket}")
         names = [spec.name for spec in inputs]
-        for role, name in (("tokens", tokens), ("positions", positions)):
+        for role, name in named:
             if name not in names:
                 raise self.fail(f"llm.inputs.{role}", f"{name!r} is not an input ({names})")
         logits = self.get(section, "logits", path, str)
@@ -641,4 +676,6 @@ class _Reader:
             special_tokens=dict(special_tokens)
             if special_tokens is not None
             else ({} if "chat_template" in section else None),
+            window_input=window,
+            window_bucket=bucket,
         )

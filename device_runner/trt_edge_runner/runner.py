@@ -169,6 +169,11 @@ class Runner:
         ]
         # A causal LM's cache slots: (input index, name, max_cache_len), checked every call.
         self._cache_positions: tuple[int, str, int] | None = None
+        # With `attention: filled`: (input index, name) of the attended window.
+        self._cache_window: tuple[int, str] | None = None
+        if manifest.llm is not None and manifest.llm.window_input is not None:
+            window = manifest.llm.window_input
+            self._cache_window = (self._names.index(window), window)
         if manifest.llm is not None:
             llm = manifest.llm
             self._cache_positions = (
@@ -325,6 +330,7 @@ class Runner:
             return
         low, high = int(positions.min()), int(positions.max())
         if low >= 0 and high < cache_len:
+            self._check_cache_window(tensors, high)
             return
         seq = int(positions.numel())
         start = int(positions.flatten()[0])
@@ -334,6 +340,21 @@ class Runner:
             f"has positions [0, {cache_len}) (bundle.json llm.max_cache_len {cache_len}); a "
             f"call needs start >= 0 and start + seq <= {cache_len}: start a new sequence at "
             "position 0, or rebuild with a larger model.huggingface.max_cache_len"
+        )
+
+    def _check_cache_window(self, tensors: list[Any], high: int) -> None:
+        """The attended window must hold every position the call writes: a query whose own
+        slot lies past the window would attend without itself, silently wrong."""
+        if self._cache_window is None:
+            return
+        index, name = self._cache_window
+        length = int(tensors[index].shape[0])
+        if length > high:
+            return
+        raise InputValueError(
+            f"input {name!r} has length {length}, but the call writes position {high}: the "
+            f"attended window must cover positions [0, {high + 1}); feed "
+            "llm.window_length(start + seq) slots (bundle.json llm.inputs.window)"
         )
 
     def _execute(

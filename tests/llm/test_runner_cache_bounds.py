@@ -85,9 +85,10 @@ def _edited(bundle: Path, edit: Callable[[dict[str, Any]], None]) -> bytes:
     ("edit", "message"),
     [
         (
-            lambda s: s.update(version=2),
-            "llm.version: this runner reads llm section version 1, the bundle has 2",
+            lambda s: s.update(version=3),
+            "llm.version: this runner reads llm section version 1 or 2, the bundle has 3",
         ),
+        (lambda s: s.update(version=2), "llm.inputs.window: missing"),
         (
             lambda s: s.update(tokenizer="vocab.json"),
             "llm.tokenizer: 'vocab.json' is not listed in files",

@@ -251,7 +251,7 @@ CASES = [
         5,
         "revision",
         "model.huggingface.revision",
-        "unknown key 'revision'; allowed here: path, max_cache_len",
+        "unknown key 'revision'; allowed here: path, max_cache_len, attention",
         old="max_cache_len: 64}",
         new="max_cache_len: 64, revision: main}",
         stage="schema",

@@ -106,7 +106,8 @@ LLM_SECTION = obj(
         "method": string(),
         "max_cache_len": integer(minimum=1),
         "vocab_size": integer(minimum=1),
-        "inputs": obj({"tokens": string(), "positions": string()}),
+        # `window` (llm version 2, `attention: filled`): the input whose length is the window.
+        "inputs": obj({"tokens": string(), "positions": string()}, {"window": string()}),
         "logits": string(),
         "eos_token_ids": array(integer()),
         "adds_bos": BOOLEAN,
@@ -122,6 +123,8 @@ LLM_SECTION = obj(
         # Added by the serving work: the model's chat template and named special tokens.
         "chat_template": nullable(string()),
         "special_tokens": mapping(string()),
+        # llm version 2: window lengths are multiples of this (docs/filled-cache.md).
+        "window_bucket": integer(minimum=1),
     },
     description="A causal LM built by the Hugging Face recipe: KV cache inside the program.",
 )

@@ -29,7 +29,9 @@ def bmm_attention(
     softcap: float | None = None,
     **kwargs: Any,
 ) -> tuple[torch.Tensor, None]:
-    """query `[1, H, s, d]`, key/value `[1, KV, L, d]` (the whole cache), mask `[1, 1, s, L]`.
+    """query `[1, H, s, d]`, key/value `[1, KV, L, d]`, mask `[1, 1, s, L]`.
+
+    L is the whole cache, or its window with `attention: filled` (`static_cache`).
 
     Grouped-query attention without `repeat_kv`: the `H / KV` query heads that share
     a KV head are stacked along rows, `[KV, n_rep * s, d]`, so one bmm per KV head
@@ -42,8 +44,9 @@ def bmm_attention(
     # .contiguous() first: reshaping the transposed query directly makes export emit a
     # stride guard it cannot prove over seq's range ("s*min(32, 64*s) == 32*s").
     q = query.contiguous().reshape(n_kv, n_rep * seq, head_dim)
-    k = key.reshape(n_kv, cache_len, head_dim)
-    v = value.reshape(n_kv, cache_len, v_dim)
+    # key[0], not a reshape: over a windowed cache (a slice of the buffer) a reshape
+    # makes export ask whether the slice is contiguous, i.e. guard on the window's length.
+    k, v = key[0], value[0]
     scores = torch.bmm(q, k.transpose(1, 2)) * scale
     if softcap is not None:
         scores = torch.tanh(scores / softcap) * softcap

@@ -3,7 +3,8 @@
 Non-strict export (no dynamo): the caches are buffers read through the module, so
 they come out as mutated buffers of the program. The example sits at the top of
 the export domain like every other model's (see `plan._example_value`); positions
-are `0..seq-1`, a real prefill.
+are `0..seq-1`, a real prefill. With `attention: filled` the window input sits at the
+top of its domain too (the whole cache), `0..window-1`.
 """
 
 from __future__ import annotations
@@ -15,14 +16,18 @@ from trt_edge.pipeline.errors import ExportError
 from trt_edge.pipeline.plan import ExportPlan
 
 
-def example_args(manifest: ResolvedManifest, plan: ExportPlan) -> tuple[Any, Any]:
+def example_args(manifest: ResolvedManifest, plan: ExportPlan) -> tuple[Any, ...]:
     import torch
 
+    from trt_edge.manifest.huggingface import WINDOW
     from trt_edge.pipeline.export import example_args as sampled
 
-    input_ids, _ = sampled(manifest, plan)
+    input_ids = sampled(manifest, plan)[0]
     seq = int(input_ids.shape[1])
-    return input_ids, torch.arange(seq, dtype=torch.int64)
+    args: tuple[Any, ...] = (input_ids, torch.arange(seq, dtype=torch.int64))
+    if WINDOW in plan.example_symbols:
+        args += (torch.arange(plan.example_symbols[WINDOW], dtype=torch.int64),)
+    return args
 
 
 def export_causal_lm(manifest: ResolvedManifest, plan: ExportPlan, wrapper: Any) -> Any:

@@ -151,6 +151,23 @@ def check_request(section: LlmSection, prompt: list[int], max_new_tokens: int) -
         )
 
 
+def method_inputs(section: LlmSection, names: list[str], ids: list[int], start: int) -> list[Any]:
+    """One call's input arrays in the method's order: the tokens `[1, seq]`, their positions
+    and, for a bundle built with `attention: filled`, the window of slots attention reads
+    (`0..W-1`, `W = section.window_length(start + seq)`: only its length matters)."""
+    import numpy as np
+
+    arrays: list[Any] = [None] * len(names)
+    arrays[names.index(section.tokens_input)] = np.asarray([ids], dtype=np.int64)
+    arrays[names.index(section.positions_input)] = np.arange(
+        start, start + len(ids), dtype=np.int64
+    )
+    if section.window_input is not None:
+        window = section.window_length(start + len(ids))
+        arrays[names.index(section.window_input)] = np.arange(window, dtype=np.int64)
+    return arrays
+
+
 class _Contract:
     """How one call runs under a contract: the vocabulary, the positions available, the
     stop ids, and `call(phase, ids, start)` → (profile, seconds, the last logits row)."""
@@ -172,7 +189,7 @@ class _CausalLm(_Contract):
     def __init__(self, runner: Runner, section: LlmSection) -> None:
         self.runner, self.section = runner, section
         names = [spec.name for spec in runner.manifest.inputs]
-        self.count = len(names)
+        self.names, self.count = names, len(names)
         self.tokens_at = names.index(section.tokens_input)
         self.positions_at = names.index(section.positions_input)
         outputs = [spec.name for spec in runner.manifest.outputs]
@@ -183,11 +200,8 @@ class _CausalLm(_Contract):
         check_request(self.section, prompt, max_new_tokens)
 
     def call(self, phase: str, ids: list[int], start: int) -> tuple[int, float, Any]:
-        import numpy as np
 
-        arrays: list[Any] = [None] * self.count
-        arrays[self.tokens_at] = np.asarray([ids], dtype=np.int64)
-        arrays[self.positions_at] = np.arange(start, start + len(ids), dtype=np.int64)
+        arrays = method_inputs(self.section, self.names, ids, start)
         run = self.runner.run(phase_target(self.runner, phase), arrays)
         return run.profile, run.seconds, run.outputs[self.logits_at][0]
 

@@ -84,6 +84,7 @@ def load_for_export(manifest: ResolvedManifest) -> Any:
     from trt_edge.llm.attention import ATTENTION_NAME, register_attention
     from trt_edge.llm.rewrites import LastPositionHead, add_rotation_buffer, replace_tanh_gelu
     from trt_edge.llm.static_cache import StaticCacheLM
+    from trt_edge.manifest.huggingface import FILLED
 
     source = manifest.huggingface
     assert source is not None
@@ -92,7 +93,7 @@ def load_for_export(manifest: ResolvedManifest) -> Any:
     model.set_attn_implementation(ATTENTION_NAME)
     replace_tanh_gelu(model)
     model.lm_head = LastPositionHead(model.lm_head)  # the same Parameter: ties stay tied
-    wrapper = StaticCacheLM(model, source.max_cache_len)
+    wrapper = StaticCacheLM(model, source.max_cache_len, windowed=source.attention == FILLED)
     config = model.config.get_text_config()
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     add_rotation_buffer(wrapper, int(head_dim), next(model.parameters()).dtype)

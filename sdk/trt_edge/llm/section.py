@@ -15,15 +15,20 @@ from typing import Any
 
 from trt_edge_runner.bundle_format import (
     LLM_SECTION_VERSION,
+    LLM_SECTION_WINDOW_VERSION,
     LlmSection,
     TensorSpec,
     canonical_json,
 )
 
-from trt_edge.manifest.huggingface import POSITIONS_INPUT, TOKENS_INPUT
+from trt_edge.manifest.huggingface import FILLED, POSITIONS_INPUT, TOKENS_INPUT, WINDOW_INPUT
 from trt_edge.manifest.resolved import ResolvedManifest
 
 FACTS_FILE = "llm.json"
+# `attention: filled`: window lengths are multiples of this. A new length makes XNNPACK
+# re-plan its delegates (reshape), so decode pays that once per bucket of tokens, not per
+# token; and attention reads at most bucket - 1 slots that hold nothing yet.
+WINDOW_BUCKET = 64
 
 
 def recipe_files(manifest: ResolvedManifest, wrapper: Any) -> dict[str, bytes]:
@@ -47,6 +52,8 @@ def recipe_files(manifest: ResolvedManifest, wrapper: Any) -> dict[str, bytes]:
         "chat_template": tokenizer.chat_template,
         "special_tokens": tokenizer.special_strings or {},
     }
+    if source.attention == FILLED:
+        facts["window"] = {"input": WINDOW_INPUT, "bucket": WINDOW_BUCKET}
     files = {FACTS_FILE: canonical_json(facts)}
     if tokenizer.json_text is not None:
         files[TOKENIZER_FILE] = tokenizer.json_text.encode("utf-8")
@@ -62,8 +69,9 @@ def llm_section(
     files: dict[str, bytes], method: str, outputs: tuple[TensorSpec, ...]
 ) -> LlmSection:
     facts = json.loads(files[FACTS_FILE])
+    window = facts.get("window")
     return LlmSection(
-        version=LLM_SECTION_VERSION,
+        version=LLM_SECTION_VERSION if window is None else LLM_SECTION_WINDOW_VERSION,
         method=method,
         max_cache_len=facts["max_cache_len"],
         vocab_size=facts["vocab_size"],
@@ -81,4 +89,6 @@ def llm_section(
         architecture=facts["architecture"],
         chat_template=facts.get("chat_template"),
         special_tokens=dict(facts.get("special_tokens") or {}),
+        window_input=None if window is None else window["input"],
+        window_bucket=None if window is None else window["bucket"],
     )

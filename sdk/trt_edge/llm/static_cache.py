@@ -13,6 +13,14 @@ position's logits leave the method.
 Sliding-window layers (Gemma-3) get a full-length cache and a sliding mask over
 absolute positions: exact for every position below `max_cache_len`, at the cost of
 `max_cache_len - window` slots those layers never attend to.
+
+Filled-cache attention (`attention: filled`, `windowed=True`): forward takes a third
+input, `cache_window [W]`, and attention reads only the first W slots — a `slice_copy`
+of each buffer after the write, and masks `[1, 1, seq, W]`. W is a symbolic size (the
+input's length, a backed export dimension), so decode costs what the window holds;
+the runner feeds the written slots rounded up to a bucket (`LlmSection.window_length`).
+The slots past the last written position but inside W are hidden by the causal mask,
+as they are today, so the result does not depend on the rounding.
 """
 
 from __future__ import annotations
@@ -37,11 +45,16 @@ class BufferCache:
     is_compileable = True
 
     def __init__(
-        self, keys: list[torch.Tensor], values: list[torch.Tensor], cache_position: torch.Tensor
+        self,
+        keys: list[torch.Tensor],
+        values: list[torch.Tensor],
+        cache_position: torch.Tensor,
+        window: int | torch.SymInt | None = None,  # slots attention reads; None: all
     ) -> None:
         self.keys = keys
         self.values = values
         self.cache_position = cache_position
+        self.window = window
 
     def update(
         self,
@@ -53,7 +66,14 @@ class BufferCache:
     ) -> tuple[torch.Tensor, torch.Tensor]:
         self.keys[layer_idx].index_copy_(2, self.cache_position, key_states)
         self.values[layer_idx].index_copy_(2, self.cache_position, value_states)
-        return self.keys[layer_idx], self.values[layer_idx]
+        if self.window is None:
+            return self.keys[layer_idx], self.values[layer_idx]
+        # slice_copy, not a view: a fresh contiguous tensor, so nothing downstream asks
+        # export whether a strided view is contiguous — a guard `window != max_cache_len`
+        # that fails the export. The copy is `window` slots: it follows the fill too.
+        key = torch.ops.aten.slice_copy.Tensor(self.keys[layer_idx], 2, 0, self.window)
+        value = torch.ops.aten.slice_copy.Tensor(self.values[layer_idx], 2, 0, self.window)
+        return key, value
 
     def get_seq_length(self, layer_idx: int = 0) -> torch.Tensor:
         """Only read when position_ids are missing; the wrapper always passes them."""
@@ -67,8 +87,9 @@ class StaticCacheLM(nn.Module):
     replaced by `rewrites.LastPositionHead`), so it is called with `logits_to_keep=0`.
     """
 
-    def __init__(self, model: nn.Module, max_cache_len: int) -> None:
+    def __init__(self, model: nn.Module, max_cache_len: int, windowed: bool = False) -> None:
         super().__init__()
+        self.windowed = windowed  # forward then needs cache_window
         config = model.config.get_text_config()  # type: ignore[operator, union-attr]
         self.model = model
         self.max_cache_len = max_cache_len
@@ -96,19 +117,21 @@ class StaticCacheLM(nn.Module):
         return [f"{kind}_cache_{i}" for i in range(self.n_layers) for kind in ("k", "v")]
 
     def masks(
-        self, cache_position: torch.Tensor, dtype: torch.dtype
+        self, cache_position: torch.Tensor, dtype: torch.dtype, slots: Any = None
     ) -> torch.Tensor | dict[str, torch.Tensor]:
-        """Additive masks `[1, 1, seq, max_cache_len]`: 0 where a query may attend, min elsewhere.
+        """Additive masks `[1, 1, seq, slots]` (default: all `max_cache_len` slots): 0 where a
+        query may attend, min elsewhere.
 
         Float, not bool, so attention is `scores + mask` (an add XNNPACK takes) rather
         than a `where` on booleans. Full-attention-only models take one mask; hybrid
         models take a `{layer type: mask}` mapping, which transformers uses as prepared.
         """
-        slots = torch.arange(self.max_cache_len, device=cache_position.device).unsqueeze(0)
+        length = self.max_cache_len if slots is None else slots
+        slot = torch.arange(length, device=cache_position.device).unsqueeze(0)
         query = cache_position.unsqueeze(-1)  # [seq, 1]
-        visible = {FULL: slots <= query}
+        visible = {FULL: slot <= query}
         if SLIDING in self.layer_types:
-            visible[SLIDING] = visible[FULL] & (slots > query - self.sliding_window)
+            visible[SLIDING] = visible[FULL] & (slot > query - self.sliding_window)
         lowest = torch.finfo(dtype).min
         masks = {
             name: torch.zeros((), dtype=dtype).masked_fill(~ok, lowest)[None, None]
@@ -118,14 +141,22 @@ class StaticCacheLM(nn.Module):
             return masks[FULL]
         return masks
 
-    def forward(self, input_ids: torch.Tensor, cache_position: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        cache_position: torch.Tensor,
+        cache_window: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         keys = [getattr(self, f"k_cache_{i}") for i in range(self.n_layers)]
         values = [getattr(self, f"v_cache_{i}") for i in range(self.n_layers)]
+        if self.windowed and cache_window is None:
+            raise ValueError("a windowed StaticCacheLM needs cache_window (its length counts)")
+        window = cache_window.shape[0] if self.windowed and cache_window is not None else None
         out = self.model(
             input_ids=input_ids,
             position_ids=cache_position.unsqueeze(0),
-            attention_mask=self.masks(cache_position, keys[0].dtype),
-            past_key_values=BufferCache(keys, values, cache_position),
+            attention_mask=self.masks(cache_position, keys[0].dtype, window),
+            past_key_values=BufferCache(keys, values, cache_position, window),
             use_cache=True,
             logits_to_keep=0,
         )

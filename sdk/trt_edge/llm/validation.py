@@ -38,7 +38,14 @@ from typing import Any
 import numpy as np
 from trt_edge_runner.bundle_format import DelegateInfo
 
-from trt_edge.llm.generation import DECODE, PREFILL, greedy_generate, phase_seq_range, phase_target
+from trt_edge.llm.generation import (
+    DECODE,
+    PREFILL,
+    greedy_generate,
+    method_inputs,
+    phase_seq_range,
+    phase_target,
+)
 from trt_edge.llm.quality import quality
 from trt_edge.llm.reference import eager_chain, eager_generate
 from trt_edge.manifest.resolved import ResolvedManifest
@@ -90,11 +97,9 @@ class _Checks:
         return [int(t) for t in self.rng.integers(0, self.vocab, size=length)]
 
     def call(self, runner: Any, target: Any, ids: list[int], start: int) -> tuple[Any, int]:
-        arrays = [
-            np.asarray([ids], dtype=np.int64),
-            np.arange(start, start + len(ids), dtype=np.int64),
-        ]
-        result = runner.run(target, arrays)
+        section = runner.manifest.llm
+        names = [spec.name for spec in runner.manifest.inputs]
+        result = runner.run(target, method_inputs(section, names, ids, start))
         return np.asarray(result.outputs[0]), int(result.profile)
 
     def compare_chain(

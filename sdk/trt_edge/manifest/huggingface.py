@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trt_edge_runner.bundle_format import TensorSpec
+from trt_edge_runner.bundle_format import DimRange, Profile, TensorSpec
 
 from trt_edge.manifest.diagnostics import FieldProblem
 
@@ -30,9 +30,14 @@ SUPPORTED_ARCHITECTURES: dict[str, str] = {
     "Qwen3ForCausalLM": "qwen3",
 }
 
-SEQ = "seq"  # the one symbol of the recipe's inputs
+SEQ = "seq"  # the symbol of the new tokens
 TOKENS_INPUT = "input_ids"
 POSITIONS_INPUT = "cache_position"
+# `attention: filled`: a third input whose length (symbol WINDOW) is how many cache slots
+# attention reads, the written ones rounded up to WINDOW_BUCKET (see trt_edge.llm.window).
+FILLED = "filled"
+WINDOW = "window"
+WINDOW_INPUT = "cache_window"
 
 SAFETENSORS = "model.safetensors"
 SAFETENSORS_INDEX = "model.safetensors.index.json"
@@ -167,11 +172,31 @@ def read_folder(folder: Path) -> FolderFacts:
     )
 
 
-def implied_inputs(vocab_size: int, max_cache_len: int) -> tuple[TensorSpec, TensorSpec]:
-    """The recipe's method inputs: the new tokens and the cache slots they are written to."""
-    return (
+def implied_inputs(
+    vocab_size: int, max_cache_len: int, attention: str = "all"
+) -> tuple[TensorSpec, ...]:
+    """The recipe's method inputs: the new tokens, the cache slots they are written to and,
+    with `attention: filled`, the window of slots attention reads (only its length counts)."""
+    inputs: tuple[TensorSpec, ...] = (
         TensorSpec(TOKENS_INPUT, "int64", (1, SEQ), (0, vocab_size)),
         TensorSpec(POSITIONS_INPUT, "int64", (SEQ,), (0, max_cache_len)),
+    )
+    if attention == FILLED:
+        inputs += (TensorSpec(WINDOW_INPUT, "int64", (WINDOW,), (0, max_cache_len)),)
+    return inputs
+
+
+def with_window_dim(profiles: tuple[Profile, ...], max_cache_len: int) -> tuple[Profile, ...]:
+    """Every profile accepts any window `[1, max_cache_len]` (opt: the whole cache).
+
+    The window is a profile dimension like `seq` — on TensorRT, where a profile's kernels
+    are tuned for a short or a long context — but the recipe implies its range, as it
+    implies the inputs: whatever the profile, a call may come at any fill.
+    """
+    window = DimRange(1, max_cache_len, max_cache_len)
+    return tuple(
+        p if WINDOW in p.dims else Profile(name=p.name, dims={**p.dims, WINDOW: window})
+        for p in profiles
     )
 
 

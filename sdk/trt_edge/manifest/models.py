@@ -59,6 +59,15 @@ class HuggingFaceSource(_Strict):
         "generated tokens) one sequence can reach. At least the largest profile's seq, at most "
         "the model's max_position_embeddings.",
     )
+    attention: Literal["all", "filled"] = Field(
+        default="all",
+        description="Which cache slots attention reads. `all` (default): every one of the "
+        "max_cache_len slots, on every call. `filled`: only the slots written so far, rounded up "
+        "to a bucket of 64 — decode then costs what the context holds, not what the cache could "
+        "hold; the method gains a third input, cache_window [window], whose length is that "
+        "bucket. Opt-in while the C++ runner (trt-edge-run) does not feed cache_window: it "
+        "refuses such bundles (llm section version 2).",
+    )
 
 
 class ModelSource(_Strict):

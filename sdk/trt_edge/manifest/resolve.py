@@ -13,7 +13,7 @@ from typing import Any
 
 from trt_edge_runner.bundle_format import DimRange, PhaseTarget, Profile, RuntimePolicy, TensorSpec
 
-from trt_edge.manifest.huggingface import implied_inputs, read_folder
+from trt_edge.manifest.huggingface import FILLED, implied_inputs, read_folder, with_window_dim
 from trt_edge.manifest.locations import SourceLocations
 from trt_edge.manifest.quantization import DEFAULT_GROUP_SIZE, Quantization
 from trt_edge.manifest.resolved import HuggingFaceModel, ResolvedManifest
@@ -60,6 +60,7 @@ def _huggingface(model: dict[str, Any], manifest_dir: Path) -> HuggingFaceModel 
         model_type=facts.model_type,
         vocab_size=facts.vocab_size,
         has_tokenizer=facts.has_tokenizer,
+        attention=source["attention"],
     )
 
 
@@ -71,7 +72,9 @@ def resolve(
     inputs: tuple[TensorSpec, ...]
     if huggingface is not None:
         # Written inputs were checked equal to these; omitted ones are implied.
-        inputs = implied_inputs(huggingface.vocab_size, huggingface.max_cache_len)
+        inputs = implied_inputs(
+            huggingface.vocab_size, huggingface.max_cache_len, huggingface.attention
+        )
     else:
         inputs = tuple(
             TensorSpec(
@@ -89,6 +92,8 @@ def resolve(
     )
     if not profiles:
         profiles = (Profile(name=STATIC_PROFILE, dims={}),)
+    if huggingface is not None and huggingface.attention == FILLED:
+        profiles = with_window_dim(profiles, huggingface.max_cache_len)
     entrypoint = model["entrypoint"]
     exported = model["exported"]
     build = doc["build"]

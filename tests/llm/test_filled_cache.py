@@ -1,0 +1,172 @@
+"""`attention: filled`: the Qwen3 and Gemma-3 minis (Gemma's first layer slides over 8 slots)
+built through the real pipeline with a 160-slot cache, whose windows are 64, 128 and 160.
+
+What must hold: the bundle carries the window contract (a third input, a `window` profile
+dimension, llm section version 2); every call's logits equal eager transformers' across
+the bucket boundaries (a prompt in chunks, then decode steps at positions 63/64 and
+127/128); greedy generation crossing both boundaries gives `generate`'s tokens; a window
+shorter than the positions a call writes is refused before executing; and a window wider
+than needed (any bucket) gives the same logits, because the causal mask hides the slots
+past the query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from trt_edge_runner.bundle_format import BundleManifest
+from trt_edge_runner.errors import InputValueError
+from trt_edge_runner.runner import Runner
+
+from tests.helpers.session_builds import build_once
+from tests.llm.conftest import build_bundle
+from tests.llm.llm_folders import manifest_text
+
+pytestmark = pytest.mark.slow
+
+ARCH = [pytest.param(a, marks=pytest.mark.xdist_group(f"llm-{a}")) for a in ("qwen3", "gemma3")]
+CACHE = 160  # windows: 64, 128, 160 (the cap)
+ATOL = 1e-4
+
+
+@pytest.fixture(scope="session")
+def filled_bundle(
+    llm_root: Path, mini_project: Callable[[str], Path]
+) -> Callable[[str], tuple[Path, Path]]:
+    """`filled_bundle(arch)`: (bundle, the mini's folder), built once per session."""
+
+    def bundle(arch: str) -> tuple[Path, Path]:
+        folder = mini_project(arch).parent / "folder"
+
+        def make(work: Path) -> Path:
+            text = manifest_text(arch, max_cache_len=CACHE).replace(
+                f"{{path: ./folder, max_cache_len: {CACHE}}}",
+                f"{{path: {folder}, max_cache_len: {CACHE}, attention: filled}}",
+            )
+            assert "attention: filled" in text
+            manifest = work / "manifest.yaml"
+            manifest.write_text(text, encoding="utf-8")
+            return build_bundle(manifest, work / "out")
+
+        return build_once(llm_root, f"{arch}-filled-bundle", make), folder
+
+    return bundle
+
+
+def eager(folder: Path) -> Any:
+    from trt_edge.library_noise import quiet_library_noise
+
+    with quiet_library_noise():
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        model: Any = AutoModelForCausalLM.from_pretrained(
+            folder, dtype=torch.float32, local_files_only=True
+        )
+    return model.eval()
+
+
+def call(runner: Runner, phase: str, ids: list[int], start: int, window: int) -> np.ndarray:
+    arrays = [
+        np.asarray([ids], dtype=np.int64),
+        np.arange(start, start + len(ids), dtype=np.int64),
+        np.arange(window, dtype=np.int64),
+    ]
+    return np.asarray(runner.run(phase, arrays).outputs[0])
+
+
+def prompt(length: int, seed: int) -> list[int]:
+    return [int(t) for t in np.random.default_rng(seed).integers(4, 512, size=length)]
+
+
+@pytest.mark.parametrize("arch", ARCH)
+def test_the_bundle_carries_the_window_contract(
+    arch: str, filled_bundle: Callable[[str], tuple[Path, Path]]
+) -> None:
+    bundle, _ = filled_bundle(arch)
+    doc = BundleManifest.from_json((bundle / "bundle.json").read_bytes())
+    assert [(t.name, t.shape) for t in doc.inputs] == [
+        ("input_ids", (1, "seq")),
+        ("cache_position", ("seq",)),
+        ("cache_window", ("window",)),
+    ]
+    assert all((p.dims["window"].min, p.dims["window"].max) == (1, CACHE) for p in doc.profiles)
+    llm = doc.llm
+    assert llm is not None
+    assert (llm.version, llm.window_input, llm.window_bucket) == (2, "cache_window", 64)
+    assert [llm.window_length(end) for end in (1, 64, 65, 128, 129, 160)] == [
+        64,
+        64,
+        128,
+        128,
+        160,
+        160,
+    ]
+
+
+@pytest.mark.parametrize("arch", ARCH)
+def test_logits_equal_eager_across_window_buckets(
+    arch: str, filled_bundle: Callable[[str], tuple[Path, Path]]
+) -> None:
+    from trt_edge.llm.reference import eager_chain
+
+    bundle, folder = filled_bundle(arch)
+    runner = Runner.open(bundle)
+    llm = runner.manifest.llm
+    assert llm is not None
+    ids = prompt(131, seed=7)
+    # Prefill chunks ending at 24, 48, 62; then one token per call from 62 to 130: the
+    # window grows 64 -> 128 (at position 64) -> 160 (at position 128).
+    chunks = [(0, 24), (24, 48), (48, 62)] + [(p, p + 1) for p in range(62, 131)]
+    got, windows = [], []
+    for start, end in chunks:
+        phase = "prefill" if end - start > 1 else "decode"
+        windows.append(llm.window_length(end))
+        got.append(call(runner, phase, ids[start:end], start, windows[-1]))
+    want = eager_chain(eager(folder), [ids[s:e] for s, e in chunks])
+    assert sorted(set(windows)) == [64, 128, 160]
+    worst = max(float(np.abs(g - w).max()) for g, w in zip(got, want, strict=True))
+    assert worst < ATOL, f"logits differ from eager transformers by {worst}"
+
+
+@pytest.mark.parametrize("arch", ARCH)
+def test_any_wider_window_gives_the_same_logits(
+    arch: str, filled_bundle: Callable[[str], tuple[Path, Path]]
+) -> None:
+    bundle, _ = filled_bundle(arch)
+    runner = Runner.open(bundle)
+    ids = prompt(21, seed=11)
+    call(runner, "prefill", ids[:20], 0, 20)  # the tightest window: exactly the slots written
+    rows = [call(runner, "decode", ids[20:], 20, window) for window in (21, 64, 100, CACHE)]
+    for row in rows[1:]:
+        np.testing.assert_allclose(row, rows[0], atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("arch", ARCH)
+def test_greedy_generation_across_buckets_equals_generate(
+    arch: str, filled_bundle: Callable[[str], tuple[Path, Path]]
+) -> None:
+    from trt_edge.llm.generation import greedy_generate
+    from trt_edge.llm.reference import eager_generate
+
+    bundle, folder = filled_bundle(arch)
+    runner = Runner.open(bundle)
+    ids = prompt(50, seed=3)
+    ours = greedy_generate(runner, ids, 90)  # positions up to 138: windows 64, 128, 160
+    theirs = eager_generate(eager(folder), ids, 90)
+    assert ours.tokens == theirs.tokens[: len(ours.tokens)]
+    assert len(ours.tokens) == len(theirs.tokens)
+
+
+@pytest.mark.parametrize("arch", ARCH)
+def test_a_window_shorter_than_the_positions_written_is_refused(
+    arch: str, filled_bundle: Callable[[str], tuple[Path, Path]]
+) -> None:
+    bundle, _ = filled_bundle(arch)
+    runner = Runner.open(bundle)
+    with pytest.raises(InputValueError, match="input 'cache_window' has length 10, but the call"):
+        call(runner, "prefill", prompt(4, seed=1), 8, 10)
