@@ -28,7 +28,7 @@ from trt_edge.pipeline.run import BuildOptions, build
 from trt_edge.pipeline.stages import STAGE_NAMES
 
 WriteProject = Callable[..., Path]
-TRT_EDGE_BUILD = [sys.executable, "-m", "trt_edge", "build"]
+BUILD_COMMAND = [sys.executable, "-m", "trt_edge", "build"]
 SAMPLES = (
     StageStarted("export"),
     StageFinished("lower", 1.25, True),
@@ -122,7 +122,7 @@ def test_cli_writes_the_event_stream_and_plain_lines_when_not_a_tty(
     stream = tmp_path / "events.jsonl"
     args = ["--local", "--out", tmp_path / "out", "--cache-dir", tmp_path / "cache"]
     done = subprocess.run(
-        [*TRT_EDGE_BUILD, str(path), *map(str, args), "--events", str(stream)],
+        [*BUILD_COMMAND, str(path), *map(str, args), "--events", str(stream)],
         capture_output=True,
         text=True,
         timeout=900,
@@ -145,7 +145,7 @@ def test_a_failed_build_ends_its_stream_with_the_error(
     stream = tmp_path / "events.jsonl"
     done = subprocess.run(
         [
-            *TRT_EDGE_BUILD,
+            *BUILD_COMMAND,
             str(path),
             "--local",
             "--out",

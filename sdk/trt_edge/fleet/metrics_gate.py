@@ -28,6 +28,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from trt_edge.fleet.errors import RolloutError
+
 REQUESTS = "trt_edge_requests_total"
 TTFT = "trt_edge_time_to_first_token_seconds"
 RESTARTS = "trt_edge_runner_restarts_total"
@@ -37,7 +39,7 @@ ERROR_OUTCOMES = frozenset({"engine_error", "deadline"})
 SampleKey = tuple[str, tuple[tuple[str, str], ...]]
 
 
-class MetricsParseError(ValueError):
+class MetricsParseError(RolloutError, ValueError):
     """A scrape that is not Prometheus text exposition format."""
 
 

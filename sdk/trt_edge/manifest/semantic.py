@@ -545,7 +545,8 @@ class SemanticChecker:
         for role, spec, rank in roles:
             shape = spec.get("shape")
             if (
-                spec.get("dtype") not in INTEGER_DTYPES
+                not isinstance(spec.get("dtype"), str)
+                or spec.get("dtype") not in INTEGER_DTYPES
                 or not isinstance(shape, list)
                 or len(shape) != rank
                 or shape[0] != 1

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
+from trt_edge.pipeline.errors import BuildError
+
 SCHEMA = "trt-edge.build-events"
 VERSION = 1
 
@@ -111,7 +113,7 @@ _FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
 }
 
 
-class EventStreamError(ValueError):
+class EventStreamError(BuildError, ValueError):
     """A line of the stream is not a build event of this version."""
 
 
