@@ -147,5 +147,5 @@ images: setup sysdeps
 	$(BIN)/trt-edge images build cpu-runtime
 
 clean:
-        demo demo-runner demo-bundle bench images docs clean
+	rm -rf site $(CPP_BUILD) $(CPP_BUILD).log $(CPP_BUILD)-runner.log $(CPP_SRC)/build-aarch64 $(CPP_SRC)/build-aarch64.log \
 	  $(CPP_SRC)/build-x86_64 $(CPP_SRC)/build-x86_64.log .pytest_cache .mypy_cache .ruff_cache
