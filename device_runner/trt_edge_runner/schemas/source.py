@@ -239,7 +239,7 @@ STOPS = ("eos", "stop_token", "max_new_tokens", "cache_full", "cancelled")
 # The selection outcomes a run that executed can have (profile_selection.h `to_string`).
 OUTCOME = enum("ok", "pin_ignored_single_profile")
 # The engine protocol's spelling (docs/engine-protocol.md).
-ENGINE_OUTCOME = enum("ok", "pin_ignored")
+ENGINE_OUTCOME = OUTCOME  # the engine reports the outcomes --run/--phases report
 TIMINGS = obj(
     {
         k: nullable(number())
