@@ -71,6 +71,7 @@ conformance: setup test-cpp
 	$(CPP_BUILD)/trt_edge_conformance tests/vectors/profile_selection.json
 	$(CPP_BUILD)/trt_edge_conformance tests/vectors/mode_decision.json
 	$(CPP_BUILD)/trt_edge_bundle_conformance tests/vectors/bundle_layouts.json
+	$(CPP_BUILD)/trt_edge_bundle_document_conformance tests/vectors/bundle_documents.json
 	$(CPP_BUILD)/trt_edge_dtype_conformance tests/vectors/dtypes.json
 
 # Device tarballs: trt-edge-run + exactly the ExecuTorch libraries it loads, relocatable

@@ -117,3 +117,31 @@ def test_cpp_reports_a_wrong_expectation(
     done = cpp_runner(cpp_vector_build / binary, path)
     assert done.returncode == 1
     assert f"FAIL {name}: expected" in done.stdout
+
+
+@pytest.mark.slow
+def test_cpp_reader_reaches_each_bundle_documents_verdict(cpp_vector_build: Path) -> None:
+    """The C++ bundle reader on every bundle.json vector: the verdict, and for a refusal
+    the field, that tests/runner/test_schemas.py asks of the Python reader."""
+    binary = cpp_vector_build / "trt_edge_bundle_document_conformance"
+    done = cpp_runner(binary, VECTORS / "bundle_documents.json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().splitlines()[-1] == (
+        f"{cases_in('bundle_documents.json')} passed, 0 failed"
+    )
+
+
+@pytest.mark.slow
+def test_cpp_bundle_documents_runner_reports_a_wrong_field(
+    cpp_vector_build: Path, tmp_path: Path
+) -> None:
+    doc = json.loads((VECTORS / "bundle_documents.json").read_text(encoding="utf-8"))
+    refused = next(c for c in doc["cases"] if not c["valid"])
+    refused["field"] = "not.the.field"
+    path = tmp_path / "bundle_documents.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    done = cpp_runner(cpp_vector_build / "trt_edge_bundle_document_conformance", path)
+    assert done.returncode == 1
+    assert f"FAIL {refused['name']}: expected a refusal naming 'bundle.json: not.the.field: '" in (
+        done.stdout
+    )

@@ -7,7 +7,11 @@ import sys
 from pathlib import Path
 
 # The conformance binaries that need no ExecuTorch SDK (the dtype one does: tests/runner).
-SDK_FREE_BINARIES = ("trt_edge_conformance", "trt_edge_bundle_conformance")
+SDK_FREE_BINARIES = (
+    "trt_edge_conformance",
+    "trt_edge_bundle_conformance",
+    "trt_edge_bundle_document_conformance",
+)
 
 
 def python_runner(path: Path) -> subprocess.CompletedProcess[str]:

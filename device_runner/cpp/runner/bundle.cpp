@@ -25,21 +25,78 @@ const json& field(const json& obj, const char* key, const std::string& source,
   return obj.at(key);
 }
 
+std::string join(const std::string& path, const char* key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+/// No lower bound for checked_int.
+constexpr int64_t kNoMinimum = std::numeric_limits<int64_t>::min();
+
+/// `v` as a 64-bit signed integer >= `minimum`, refused naming `path` otherwise (a boolean
+/// or 1.5 is not an integer).
+int64_t checked_int(const json& v, const std::string& source, const std::string& path,
+                    int64_t minimum) {
+  if (!v.is_number_integer()) bad(source, path, "expected an integer, got " + v.dump());
+  if (v.is_number_unsigned() &&
+      v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    bad(source, path, "expected a 64-bit signed integer, got " + v.dump());
+  }
+  const int64_t n = v.get<int64_t>();
+  if (n < minimum) bad(source, path, "must be >= " + std::to_string(minimum) + ", got " + v.dump());
+  return n;
+}
+
+/// A required string field, refused naming its path when absent, not a string, or empty.
+std::string name_field(const json& obj, const char* key, const std::string& source,
+                       const std::string& path) {
+  const json& v = field(obj, key, source, path);
+  if (!v.is_string()) bad(source, join(path, key), "expected a string, got " + v.dump());
+  if (v.get<std::string>().empty()) bad(source, join(path, key), "must not be empty");
+  return v.get<std::string>();
+}
+
+/// A required field that must be a JSON object.
+const json& object_field(const json& obj, const char* key, const std::string& source,
+                         const std::string& path) {
+  const json& v = field(obj, key, source, path);
+  if (!v.is_object()) bad(source, join(path, key), "expected an object, got " + v.dump());
+  return v;
+}
+
+/// A required field that must be a JSON list.
+const json& list_field(const json& obj, const char* key, const std::string& source,
+                       const std::string& path) {
+  const json& v = field(obj, key, source, path);
+  if (!v.is_array()) bad(source, join(path, key), "expected a list, got " + v.dump());
+  return v;
+}
+
 TensorSpec tensor(const json& t, const std::string& source, const std::string& path) {
+  if (!t.is_object()) bad(source, path, "expected an object, got " + t.dump());
   TensorSpec spec;
-  spec.name = field(t, "name", source, path).get<std::string>();
-  spec.dtype = field(t, "dtype", source, path).get<std::string>();
-  for (const auto& d : field(t, "shape", source, path)) {
+  spec.name = name_field(t, "name", source, path);
+  spec.dtype = name_field(t, "dtype", source, path);
+  const json& shape = field(t, "shape", source, path);
+  if (!shape.is_array()) bad(source, path + ".shape", "expected a list, got " + shape.dump());
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const json& d = shape[i];
+    const std::string at = path + ".shape[" + std::to_string(i) + "]";
     if (d.is_number_integer()) {
-      spec.shape.emplace_back(d.get<int64_t>());
-    } else if (d.is_string()) {
+      spec.shape.emplace_back(checked_int(d, source, at, 0));
+    } else if (d.is_string() && !d.get<std::string>().empty()) {
       spec.shape.emplace_back(d.get<std::string>());
     } else {
-      bad(source, path + ".shape", "expected ints and symbol names");
+      bad(source, at, "expected a non-negative integer or a symbol name, got " + d.dump());
     }
   }
-  if (t.contains("values") && t.at("values").is_array() && t.at("values").size() == 2) {
-    spec.values = std::make_pair(t.at("values")[0].get<int64_t>(), t.at("values")[1].get<int64_t>());
+  if (t.contains("values") && !t.at("values").is_null()) {
+    const json& v = t.at("values");
+    if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() ||
+        !v[1].is_number_integer()) {
+      bad(source, path + ".values", "expected [low, high] (two integers) or null, got " + v.dump());
+    }
+    spec.values = std::make_pair(checked_int(v[0], source, path + ".values", kNoMinimum),
+                                 checked_int(v[1], source, path + ".values", kNoMinimum));
   }
   return spec;
 }
@@ -47,20 +104,14 @@ TensorSpec tensor(const json& t, const std::string& source, const std::string& p
 // Typed fields of the `llm` section, each refused with its JSON path when absent or of
 // another type (a boolean is not an integer), as trt_edge_runner.bundle_format reads them.
 int64_t int_field(const json& obj, const char* key, const std::string& source,
-                  const std::string& path) {
-  const json& v = field(obj, key, source, path);
-  if (!v.is_number_integer()) bad(source, path + "." + key, "expected an integer, got " + v.dump());
-  if (v.is_number_unsigned() &&
-      v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    bad(source, path + "." + key, "expected a 64-bit signed integer, got " + v.dump());
-  }
-  return v.get<int64_t>();
+                  const std::string& path, int64_t minimum = kNoMinimum) {
+  return checked_int(field(obj, key, source, path), source, join(path, key), minimum);
 }
 
 std::string string_field(const json& obj, const char* key, const std::string& source,
                          const std::string& path) {
   const json& v = field(obj, key, source, path);
-  if (!v.is_string()) bad(source, path + "." + key, "expected a string, got " + v.dump());
+  if (!v.is_string()) bad(source, join(path, key), "expected a string, got " + v.dump());
   return v.get<std::string>();
 }
 
@@ -102,9 +153,9 @@ GenerationSection generation_section(const json& section, const Bundle& b,
     bad(source, "generation.contract",
         "'" + g.contract + "' is not a contract this runner knows (tiny_llm)");
   }
-  g.tokens_input = string_field(section, "tokens", source, path);
-  g.start_input = string_field(section, "start_position", source, path);
-  g.logits_output = string_field(section, "logits", source, path);
+  g.tokens_input = name_field(section, "tokens", source, path);
+  g.start_input = name_field(section, "start_position", source, path);
+  g.logits_output = name_field(section, "logits", source, path);
   g.tokens_index = index_of(b.inputs, g.tokens_input);
   g.start_index = index_of(b.inputs, g.start_input);
   g.logits_index = index_of(b.outputs, g.logits_output);
@@ -202,6 +253,20 @@ LlmSection llm_section(const json& section, const Bundle& b, const std::string& 
       bad(source, path + "." + key, "expected an integer or null, got " + section.at(key).dump());
     }
   }
+  if (section.contains("chat_template") && !section.at("chat_template").is_null() &&
+      !section.at("chat_template").is_string()) {
+    bad(source, "llm.chat_template",
+        "expected a template string or null, got " + section.at("chat_template").dump());
+  }
+  if (section.contains("special_tokens")) {
+    const json& special = object_field(section, "special_tokens", source, path);
+    for (const auto& [role, token] : special.items()) {
+      if (!token.is_string()) {
+        bad(source, "llm.special_tokens." + role, "expected a string, got " + token.dump());
+      }
+    }
+  }
+  if (section.contains("window_bucket")) int_field(section, "window_bucket", source, path, 1);
   require_bool(section, "adds_bos", source, path);
   require_bool(section, "prepend_bos", source, path);
   require_bool(section, "requires_zeroed_planned_memory", source, path);
@@ -213,7 +278,10 @@ LlmSection llm_section(const json& section, const Bundle& b, const std::string& 
 
 Bundle read_bundle(const std::string& dir) {
   const std::string source = (fs::path(dir) / "bundle.json").string();
-  const std::string text = read_document(dir, "bundle.json");
+  return parse_bundle(read_document(dir, "bundle.json"), source, dir);
+}
+
+Bundle parse_bundle(const std::string& text, const std::string& source, const std::string& dir) {
   json doc;
   try {
     doc = json::parse(text);
@@ -222,16 +290,17 @@ Bundle read_bundle(const std::string& dir) {
         .with_file(source);
   }
   try {
+    if (!doc.is_object()) bad(source, "(document)", "expected a JSON object");
     Bundle b;
     b.dir = dir;
-    const int64_t version = field(doc, "schema_version", source, "").get<int64_t>();
+    const int64_t version = int_field(doc, "schema_version", source, "");
     if (version != 1) {
       bad(source, "schema_version",
           "this runner reads schema version 1, the bundle has " + std::to_string(version));
     }
-    const json& model = field(doc, "model", source, "");
-    b.name = field(model, "name", source, "model").get<std::string>();
-    b.version = field(model, "version", source, "model").get<std::string>();
+    const json& model = object_field(doc, "model", source, "");
+    b.name = name_field(model, "name", source, "model");
+    b.version = name_field(model, "version", source, "model");
     // target: optional fields (null or absent means "any", as the agent's fingerprint rule).
     if (doc.contains("target") && doc.at("target").is_object()) {
       const json& target = doc.at("target");
@@ -243,26 +312,30 @@ Bundle read_bundle(const std::string& dir) {
         b.target_id = target.at("id").get<std::string>();
       }
     }
-    const json& io = field(doc, "io", source, "");
-    b.method = field(io, "method", source, "io").get<std::string>();
-    size_t i = 0;
-    for (const auto& t : field(io, "inputs", source, "io")) {
-      b.inputs.push_back(tensor(t, source, "io.inputs[" + std::to_string(i++) + "]"));
+    const json& io = object_field(doc, "io", source, "");
+    b.method = string_field(io, "method", source, "io");
+    const json& inputs = list_field(io, "inputs", source, "io");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      b.inputs.push_back(tensor(inputs[i], source, "io.inputs[" + std::to_string(i) + "]"));
     }
-    i = 0;
-    for (const auto& t : field(io, "outputs", source, "io")) {
-      b.outputs.push_back(tensor(t, source, "io.outputs[" + std::to_string(i++) + "]"));
+    const json& outputs = list_field(io, "outputs", source, "io");
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      b.outputs.push_back(tensor(outputs[i], source, "io.outputs[" + std::to_string(i) + "]"));
     }
-    i = 0;
-    for (const auto& p : field(doc, "profiles", source, "")) {
-      const std::string path = "profiles[" + std::to_string(i++) + "]";
+    const json& profiles = list_field(doc, "profiles", source, "");
+    for (size_t i = 0; i < profiles.size(); ++i) {
+      const json& p = profiles[i];
+      const std::string path = "profiles[" + std::to_string(i) + "]";
+      if (!p.is_object()) bad(source, path, "expected an object, got " + p.dump());
       Profile profile;
-      profile.name = field(p, "name", source, path).get<std::string>();
-      for (const auto& [sym, r] : field(p, "dims", source, path).items()) {
+      profile.name = string_field(p, "name", source, path);
+      if (p.contains("index")) int_field(p, "index", source, path, 0);
+      for (const auto& [sym, r] : object_field(p, "dims", source, path).items()) {
         const std::string dpath = path + ".dims." + sym;
-        profile.dims[sym] = DimRange{field(r, "min", source, dpath).get<int64_t>(),
-                                     field(r, "opt", source, dpath).get<int64_t>(),
-                                     field(r, "max", source, dpath).get<int64_t>()};
+        if (!r.is_object()) bad(source, dpath, "expected {min, opt, max}, got " + r.dump());
+        profile.dims[sym] = DimRange{int_field(r, "min", source, dpath, 0),
+                                     int_field(r, "opt", source, dpath, 0),
+                                     int_field(r, "max", source, dpath, 0)};
       }
       for (const auto& spec : b.inputs) {
         for (const auto& d : spec.shape) {
@@ -275,35 +348,66 @@ Bundle read_bundle(const std::string& dir) {
       }
       b.profiles.push_back(std::move(profile));
     }
-    const json& runtime = field(doc, "runtime", source, "");
-    for (const auto& [phase, target] : field(runtime, "phases", source, "runtime").items()) {
+    const json& runtime = object_field(doc, "runtime", source, "");
+    const std::string policy = string_field(runtime, "policy", source, "runtime");
+    if (policy != "pinned" && policy != "auto") {
+      bad(source, "runtime.policy", "'" + policy + "' is neither 'pinned' nor 'auto'");
+    }
+    for (const auto& [phase, target] : object_field(runtime, "phases", source, "runtime").items()) {
+      const std::string ppath = "runtime.phases." + phase;
       if (target.is_string() && target.get<std::string>() == "auto") {
         b.phases[phase] = std::nullopt;
       } else if (target.is_number_integer()) {
-        b.phases[phase] = target.get<int64_t>();
+        b.phases[phase] = checked_int(target, source, ppath, 0);
       } else {
-        bad(source, "runtime.phases." + phase, "expected an index or 'auto'");
+        bad(source, ppath, "expected a profile index (>= 0) or 'auto', got " + target.dump());
       }
     }
-    for (const auto& [name, entry] : field(doc, "files", source, "").items()) {
-      b.files[name] = FileEntry{field(entry, "sha256", source, "files." + name).get<std::string>(),
-                                field(entry, "size", source, "files." + name).get<int64_t>()};
+    for (const auto& [name, entry] : object_field(doc, "files", source, "").items()) {
+      const std::string fpath = "files." + name;
+      if (!entry.is_object()) bad(source, fpath, "expected {sha256, size}, got " + entry.dump());
+      const std::string sha256 = string_field(entry, "sha256", source, fpath);
+      const bool hex = sha256.size() == 64 &&
+                       std::all_of(sha256.begin(), sha256.end(), [](char c) {
+                         return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                       });
+      if (!hex) bad(source, fpath + ".sha256", "expected 64 lowercase hex digits, got '" + sha256 + "'");
+      b.files[name] = FileEntry{sha256, int_field(entry, "size", source, fpath, 0)};
     }
     if (doc.contains("delegates")) {
-      for (const auto& d : doc.at("delegates")) {
-        b.delegate_backends.push_back(field(d, "backend_id", source, "delegates").get<std::string>());
+      const json& delegates = list_field(doc, "delegates", source, "");
+      for (size_t i = 0; i < delegates.size(); ++i) {
+        const json& d = delegates[i];
+        const std::string dpath = "delegates[" + std::to_string(i) + "]";
+        if (!d.is_object()) bad(source, dpath, "expected an object, got " + d.dump());
+        b.delegate_backends.push_back(string_field(d, "backend_id", source, dpath));
+        string_field(d, "method", source, dpath);
+        int_field(d, "index", source, dpath, 0);
+        int_field(d, "blob_size", source, dpath, 0);
+        if (d.contains("profile_signature") && !d.at("profile_signature").is_null() &&
+            !d.at("profile_signature").is_object()) {
+          bad(source, dpath + ".profile_signature",
+              "expected an object or null, got " + d.at("profile_signature").dump());
+        }
+      }
+    }
+    // memory: read only to hold it to the schema (the agent's fleet gate uses it).
+    if (doc.contains("memory") && !doc.at("memory").is_null()) {
+      const json& memory = object_field(doc, "memory", source, "");
+      for (const char* key :
+           {"weights_bytes", "planned_bytes", "kv_cache_bytes", "runner_bytes", "total_bytes"}) {
+        int_field(memory, key, source, "memory", 0);
       }
     }
     if (doc.contains("llm") && !doc.at("llm").is_null()) {
       if (!doc.at("llm").is_object()) bad(source, "llm", "expected an object");
       b.llm = llm_section(doc.at("llm"), b, source);
     }
-    // Other top-level sections (`memory`, ...) and the llm section's other fields
-    // (`chat_template`, `special_tokens`, ...) are for other readers: not refused here.
     if (doc.contains("generation") && !doc.at("generation").is_null()) {
       if (!doc.at("generation").is_object()) bad(source, "generation", "expected an object");
       b.generation = generation_section(doc.at("generation"), b, source);
     }
+    // Other top-level sections are for other readers (or newer writers): not refused here.
     return b;
   } catch (const json::exception& e) {
     throw RunnerError(ErrorKind::kBundleFormat, source + ": unexpected value: " + e.what())

@@ -103,6 +103,12 @@ struct Bundle {
 /// size-capped); throws RunnerError (kBundleFormat) naming the file and the JSON path at fault.
 Bundle read_bundle(const std::string& dir);
 
+/// read_bundle's parse of bundle.json's `text`, held to bundle.schema.json (what
+/// trt_edge_runner.bundle_format.BundleManifest refuses, this refuses naming the same JSON
+/// path: "SOURCE: model.name: ..."). `source` names the document in messages; `dir` is
+/// Bundle::dir. Used by trt_edge_bundle_document_conformance on the shared vectors.
+Bundle parse_bundle(const std::string& text, const std::string& source, const std::string& dir);
+
 /// The integrity rule on the whole bundle directory: throws one BundleProblemsError
 /// naming every problem (sha256 too when built with OpenSSL; see verifies_digests()).
 void verify_files(const Bundle& bundle);
