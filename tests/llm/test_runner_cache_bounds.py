@@ -98,7 +98,7 @@ def _edited(bundle: Path, edit: Callable[[dict[str, Any]], None]) -> bytes:
             "llm.inputs.positions: 'start_pos' is not an input",
         ),
         (lambda s: s.update(logits="logits"), "llm.logits: 'logits' is not an output"),
-        (lambda s: s.update(eos_token_ids=[1, "2"]), "llm.eos_token_ids: expected a list of"),
+        (lambda s: s.update(eos_token_ids=[1, "2"]), "llm.eos_token_ids\\[1\\]: expected integer"),
         (lambda s: s.pop("max_cache_len"), "llm.max_cache_len: missing"),
         (lambda s: s.update(max_cache_len=0), "llm.max_cache_len: must be >= 1, got 0"),
     ],
