@@ -119,8 +119,12 @@ def test_sections_for_other_readers_are_not_refused(
     bundle = Path(shutil.copytree(mini_bundle("gemma3"), tmp_path / "bundle"))
     doc = json.loads((bundle / "bundle.json").read_text())
     doc["llm"]["chat_template"] = "{{ messages }}"
-    doc["llm"]["special_tokens"] = {"bos": 2}
-    doc["memory"] = {"weights_bytes": 1}
+    doc["llm"]["special_tokens"] = {"bos_token": "<bos>"}
+    # Well-formed sections the engine itself does not use (the C++ reader checks their types
+    # against bundle.schema.json: tests/vectors/bundle_documents.json), and one from the future.
+    keys = ("weights_bytes", "planned_bytes", "kv_cache_bytes", "runner_bytes", "total_bytes")
+    doc["memory"] = dict.fromkeys(keys, 1)
+    doc["future_section"] = {"anything": [1, "two"]}
     (bundle / "bundle.json").write_text(json.dumps(doc))
     with Engine(trt_edge_run, bundle) as engine:
         assert engine.event()["generation"]["contract"] == "causal_lm"
