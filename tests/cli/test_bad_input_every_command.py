@@ -56,9 +56,14 @@ def _a_file(place: Path) -> str:
     return str(path)
 
 
-def missing(name: str, *rest: str) -> Case:
-    """The command given a file `name` that does not exist (then `rest`): exit 2, naming it."""
-    return Case(lambda p: [str(p / name), *rest], EXIT_BAD_INPUT, name)
+def missing(name: str, *rest: str | Path) -> Case:
+    """The command given a file `name` that does not exist, then `rest` (a `Path` there is a
+    file in the scratch folder): exit 2, naming `name`."""
+    return Case(
+        lambda p: [str(p / name), *(str(p / r) if isinstance(r, Path) else r for r in rest)],
+        EXIT_BAD_INPUT,
+        name,
+    )
 
 
 MISSING_BUNDLE = missing("no-bundle")
@@ -77,7 +82,7 @@ HOST_CASES: dict[tuple[str, ...], Case] = {
     ("generate",): missing("no-bundle", "--prompt-ids", "1,2"),
     ("bench",): MISSING_BUNDLE,
     ("inspect",): missing("x.pte"),
-    ("diff",): Case(lambda p: [str(p / "old.pte"), str(p / "new.pte")], EXIT_BAD_INPUT, "old.pte"),
+    ("diff",): missing("old.pte", Path("new.pte")),
     ("images", "build"): UNKNOWN_IMAGE,
     ("images", "list"): NO_ENGINE_CASE,
     ("images", "base"): Case(
@@ -101,26 +106,10 @@ HOST_CASES: dict[tuple[str, ...], Case] = {
         "k.key",
     ),
     ("keys", "id"): missing("x.pub"),
-    ("pack",): Case(
-        lambda p: [str(p / "no-bundle"), "-o", str(p / "x.tar")],
-        EXIT_BAD_INPUT,
-        "no-bundle",
-    ),
-    ("sign",): Case(
-        lambda p: [str(p / "no-bundle"), "--key", str(p / "k.key")],
-        EXIT_BAD_INPUT,
-        "no-bundle",
-    ),
-    ("verify",): Case(
-        lambda p: [str(p / "no-bundle"), "--pubkey", str(p / "k.pub")],
-        EXIT_BAD_INPUT,
-        "no-bundle",
-    ),
-    ("rollout",): Case(
-        lambda p: [str(p / "plan.yaml"), "--inventory", str(p / "inv.yml")],
-        EXIT_BAD_INPUT,
-        "plan.yaml",
-    ),
+    ("pack",): missing("no-bundle", "-o", Path("x.tar")),
+    ("sign",): missing("no-bundle", "--key", Path("k.key")),
+    ("verify",): missing("no-bundle", "--pubkey", Path("k.pub")),
+    ("rollout",): missing("plan.yaml", "--inventory", Path("inv.yml")),
     ("flash",): Case(
         lambda p: ["--board", "no-board", "--bsp", str(p), "--bundle", str(p / "b.tar")],
         EXIT_BAD_INPUT,
