@@ -11,6 +11,7 @@
 #   sshd               sshd in the foreground only: a device for fleet tooling to reach.
 #   health             the image's HEALTHCHECK: the service's /v2/health/live answers
 #                      (always healthy when the container runs sshd only).
+#   -OPTION...         `serve -OPTION...` (`docker run IMAGE --max-queue 4`).
 #   anything else      run as given (`docker run IMAGE trt-edge-device info`).
 #
 # The authorized key in $SSH_AUTHORIZED_KEYS (if any) is installed for root first.
@@ -26,6 +27,10 @@ authorize_ssh_key() {
     umask 022
   fi
 }
+
+case "${1:-serve}" in
+  -*) set -- serve "$@" ;;
+esac
 
 case "${1:-serve}" in
   serve)
