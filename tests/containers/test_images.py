@@ -290,3 +290,22 @@ def test_settings_declared_before_from_reach_the_fragments_on_this_engine(
     )
     image, _ = docker_client.images.build(path=str(tmp_path), rm=True, nocache=True)
     docker_client.images.remove(image.id)
+
+
+def test_the_agent_in_a_memory_limited_container_sees_the_limit(
+    docker_client: DockerClient, runtime_image: str
+) -> None:
+    """`docker run --memory 512m`: /proc/meminfo inside is the host's, but what the agent
+    judges bundles against (info, install's check, a hot swap) is the cgroup's 512 MiB."""
+    output: bytes = docker_client.containers.run(
+        runtime_image,
+        ["trt-edge-device", "info", "--json"],
+        entrypoint=[],
+        remove=True,
+        network_mode="none",
+        mem_limit="512m",
+    )
+    memory = json.loads(output)["device"]["memory"]
+    assert memory["total_bytes"] == 512 << 20, memory
+    assert 0 < memory["available_bytes"] <= 512 << 20
+    assert "capped by /sys/fs/cgroup/" in memory["source"]

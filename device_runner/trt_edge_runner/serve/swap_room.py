@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trt_edge_runner.bundle_format import BundleManifest
-from trt_edge_runner.memory_budget import MIB, MemInfoError, mib, read_meminfo
+from trt_edge_runner.memory_budget import MIB, MemInfoError, device_memory, mib
 
 BESIDE = "beside"
 IN_PLACE = "in place"
@@ -44,7 +44,7 @@ def swap_room(
     if needs is None:
         return SwapRoom(BESIDE, f"{new.name} {new.version} records no memory needs")
     try:
-        device = read_meminfo(meminfo)
+        device = device_memory(meminfo)
     except MemInfoError as exc:
         return SwapRoom(IN_PLACE, f"cannot tell the free memory ({exc}); swapping in place")
     if device.available_bytes is not None:
