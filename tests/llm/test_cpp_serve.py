@@ -2,10 +2,12 @@
 layers): a follow-up turn that reuses the kept KV cache gives the tokens of a cold run, token
 for token, greedy and seeded-sampled, whether it continues the conversation or leaves it part
 way; a stop token ends generation and is kept; a full cache ends it with "cache_full" after
-the tokens `--generate` makes; streamed tokens are the terminal event's."""
+the tokens `--generate` makes; streamed tokens are the terminal event's; an `infer` (which
+overwrites the cache) makes the next turn start cold."""
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -13,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.helpers.engine_client import Engine, terminal
@@ -132,3 +135,36 @@ def test_sections_for_other_readers_are_not_refused(
     doc["llm"]["chat_template"] = None
     (bundle / "bundle.json").write_text(json.dumps(doc))
     assert len(cli_tokens(trt_edge_run, bundle, PROMPT, 2)) == 2
+
+
+@pytest.mark.xdist_group("llm-gemma3")
+def test_an_infer_drops_the_kept_prefix(
+    trt_edge_run: Path, mini_bundle: Callable[[str], Path]
+) -> None:
+    """An `infer` runs the method on the client's tensors, so it overwrites the KV cache slots
+    the kept conversation lives in: the next `generate` must start cold (nothing reused) and
+    give a cold run's tokens, although its prompt shares the kept prefix."""
+    bundle = mini_bundle("gemma3")
+    with Engine(trt_edge_run, bundle) as engine:
+        ready = engine.event()
+        turn1 = generate(engine, "t1", PROMPT, 6)
+        follow = [*PROMPT, *turn1["tokens"], 60, 61]
+        # Other tokens at the kept conversation's first positions, under the prefill phase.
+        other = np.array([[90, 91, 92, 93, 94, 95, 96, 97]], dtype=np.int64)
+        tensors = {"input_ids": other, "cache_position": np.arange(other.shape[1], dtype=np.int64)}
+        assert [spec["name"] for spec in ready["inputs"]] == list(tensors)
+        inputs = [
+            {"name": name, "dtype": "int64", "shape": list(array.shape),
+             "b64": base64.b64encode(array.tobytes()).decode()}
+            for name, array in tensors.items()
+        ]  # fmt: skip
+        infer = terminal(
+            engine.request(
+                {"id": "i", "op": "infer", "request": {"phase": "prefill"}, "inputs": inputs}
+            )
+        )
+        assert infer["event"] == "done", infer
+        after = generate(engine, "t2", follow, 6)
+        assert after["usage"]["reused_prompt_tokens"] == 0
+        cold = generate(engine, "c", follow, 6, reuse_prefix=False)
+    assert after["tokens"] == cold["tokens"] == cli_tokens(trt_edge_run, bundle, follow, 6)
