@@ -118,12 +118,15 @@ class EngineProcess:
         bundle: Path,
         *,
         verify: bool = True,
+        single_thread: bool = False,
         env: Mapping[str, str] | None = None,
     ) -> EngineProcess:
         """Start the engine on `bundle` and wait for `ready`; EngineStartError otherwise."""
         argv = [str(runner), "--bundle", str(bundle), "--serve"]
         if not verify:
             argv.append("--no-verify")
+        if single_thread:
+            argv.append("--single-thread")
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,

@@ -39,6 +39,7 @@ class ServeOptions:
     max_queue: int = 16
     timeout_s: float = 300.0
     verify: bool = True
+    single_thread: bool = False  # the engine's CPU kernels without a thread pool
 
 
 @dataclass
@@ -91,6 +92,7 @@ class LoadedModel:
             bundle,
             smoke,
             verify=options.verify,
+            single_thread=options.single_thread,
             on_restart=metrics.restarts.inc,
         )
         model = cls(bundle, slot, manifest, text, supervisor, scheduler, metrics)
