@@ -21,8 +21,9 @@ first token is also set against the engine's own prefill time per request (from 
 service's `/metrics`). Then, at concurrency 1 with served and one-shot requests interleaved
 (so both see the same load): served decode tokens/s (client side, between the first and
 last token event) ÷ the runner's own `decode_tokens_per_s` (its decode executions) and ÷
-its wall rate (tokens after the first over their wall time), with the engine's own decode
-rate inside the service beside them; time to first token of a follow-up sharing a long
+its wall rate (tokens after the first over their wall time) and ÷ its rate with
+`--single-thread` (how the service runs the engine on two cores), with the engine's own
+decode rate inside the service beside them; time to first token of a follow-up sharing a long
 prefix with the previous request (the engine reuses its cache) vs after an unrelated
 request (cold); and the service's RSS (front end + engine).
 
@@ -150,9 +151,9 @@ async def served_level(
 
 # ---- one process per request -------------------------------------------------------------
 def oneshot_request(
-    runner: Path, bundle: Path, prompt: list[int], new_tokens: int
+    runner: Path, bundle: Path, prompt: list[int], new_tokens: int, *flags: str
 ) -> tuple[Sample, dict[str, Any]]:
-    argv = [str(runner), "--bundle", str(bundle), "--generate", "--json"]
+    argv = [str(runner), "--bundle", str(bundle), "--generate", "--json", *flags]
     argv += ["--prompt-ids", ",".join(map(str, prompt)), "--max-new-tokens", str(new_tokens)]
     started = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
@@ -271,12 +272,13 @@ class DecodeRates:
     engine: float  # tokens/s of the engine's decode executions inside the service
     runner: float  # the one-shot runner's own decode_tokens_per_s (its executions)
     runner_wall: float  # the one-shot runner's tokens after the first / their wall time
+    runner_single: float  # the same with --single-thread (as the service runs it on 2 cores)
 
 
 def decode_rates(url: str, runner: Path, bundle: Path, args: argparse.Namespace) -> DecodeRates:
     """Concurrency 1, interleaved: a served request, then a one-shot one, `rounds` x 2 times,
     so both sides see the same moments of a shared machine's load."""
-    served, engine, own, wall = [], [], [], []
+    served, engine, own, wall, single = [], [], [], [], []
     for i in range(args.rounds * 2):
         prompt = prompt_ids(args.prompt_len, 900 + i)
         before = engine_totals(url)
@@ -290,8 +292,10 @@ def decode_rates(url: str, runner: Path, bundle: Path, args: argparse.Namespace)
         own.append(float(timings["decode_tokens_per_s"]))
         decode_ms = float(timings["total_ms"]) - float(timings["time_to_first_token_ms"])
         wall.append((len(doc["tokens"]) - 1) / (decode_ms / 1000.0))
+        alone = oneshot_request(runner, bundle, prompt, args.new_tokens, "--single-thread")[1]
+        single.append(float(alone["timings"]["decode_tokens_per_s"]))
     median = statistics.median
-    return DecodeRates(median(served), median(engine), median(own), median(wall))
+    return DecodeRates(median(served), median(engine), median(own), median(wall), median(single))
 
 
 async def served_one(url: str, prompt: list[int], new_tokens: int) -> Sample:
@@ -365,8 +369,10 @@ def main() -> int:
             print(
                 f"decode tokens/s: served {rates.served:.1f} (the engine's executions in the "
                 f"service {rates.engine:.1f}); runner's own {rates.runner:.1f} (its wall "
-                f"{rates.runner_wall:.1f}); served / runner's own {rates.served / rates.runner:.3f}"
-                f" (goal >= 0.95), served / runner's wall {rates.served / rates.runner_wall:.3f}"
+                f"{rates.runner_wall:.1f}, with --single-thread {rates.runner_single:.1f}); "
+                f"served / runner's own {rates.served / rates.runner:.3f} (goal >= 0.95), "
+                f"/ its wall {rates.served / rates.runner_wall:.3f}, "
+                f"/ its --single-thread {rates.served / rates.runner_single:.3f}"
             )
             prefix_len = min(512, cache_len - 16)
             warm, cold = asyncio.run(prefix_reuse(url, args, prefix_len))
