@@ -32,15 +32,17 @@ def run_in(client: DockerClient, image: str, *command: str) -> str:
 def test_runtime_image_is_lean_no_torch_executorch_or_numpy(
     docker_client: DockerClient, runtime_image: str
 ) -> None:
-    """Bundles run in the C++ runner; the device agent needs only cryptography."""
+    """Bundles run in the C++ runner; the device agent needs cryptography, its service the
+    serve extra (an ASGI stack, metrics, the tokenizer and chat template)."""
+    wanted = ("cryptography", "starlette", "uvicorn", "prometheus_client", "tokenizers", "jinja2")
     probe = (
         "import importlib.util as u; "
-        "print(' '.join(m for m in ('torch', 'executorch', 'numpy', 'cryptography', "
-        "'trt_edge_runner') if u.find_spec(m)))"
+        "print(' '.join(m for m in ('torch', 'executorch', 'numpy', "
+        f"{', '.join(map(repr, wanted))}, 'trt_edge_runner') if u.find_spec(m)))"
     )
     for python in ("trt-edge-python", "/usr/bin/python3", "python3"):
         found = run_in(docker_client, runtime_image, python, "-c", probe).split()
-        expected = ["cryptography", "trt_edge_runner"] if python != "/usr/bin/python3" else []
+        expected = [*wanted, "trt_edge_runner"] if python != "/usr/bin/python3" else []
         assert found == expected, (python, found)
     for module in ("torch", "executorch", "numpy"):
         done = docker_client.containers.run(
@@ -171,6 +173,7 @@ def test_ssh_into_a_runtime_container_runs_the_device_cli(
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
     container = docker_client.containers.run(
         runtime_image,
+        ["sshd"],  # the entrypoint's fleet mode: sshd only (the default command is the service)
         detach=True,
         environment={"SSH_AUTHORIZED_KEYS": key.with_suffix(".pub").read_text().strip()},
     )

@@ -10,6 +10,7 @@ Needs the `serve` extra (`pip install 'trt-edge-runner[serve]'`).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from pathlib import Path
 
@@ -32,7 +33,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "installs and rollbacks)",
     )
     add_serve_arguments(parser)
+    add_swap_arguments(parser)
     add_location_arguments(parser)
+
+
+def add_swap_arguments(parser: argparse.ArgumentParser) -> None:
+    """How a hot swap judges whether the next bundle fits beside the served one."""
+    from trt_edge_runner.memory_budget import DEFAULT_HEADROOM_MIB, MEMINFO
+
+    parser.add_argument(
+        "--memory-headroom-mib",
+        type=at_least(0, "--memory-headroom-mib"),
+        default=DEFAULT_HEADROOM_MIB,
+        help="memory kept free when loading the next bundle beside the served one; when both "
+        f"do not fit, the swap is in place (503 while it loads) (default {DEFAULT_HEADROOM_MIB})",
+    )
+    parser.add_argument(
+        "--meminfo",
+        type=Path,
+        default=MEMINFO,
+        metavar="FILE",
+        help=f"read the free memory from this file (default {MEMINFO})",
+    )
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -125,6 +147,10 @@ def serve_from_arguments(args: argparse.Namespace, bundle: Path | None, root: Pa
         verify=not args.no_verify,
         single_thread=single_thread(args.engine_threads, os.cpu_count()),
     )
+    if hasattr(args, "meminfo"):  # only the device's CLI swaps (the host's serves one bundle)
+        options = dataclasses.replace(
+            options, meminfo=args.meminfo, memory_headroom_mib=args.memory_headroom_mib
+        )
     configure_logging()
     serve(Source(bundle, root), options, exposure)
     return 0

@@ -20,6 +20,7 @@ from typing import Any
 
 from trt_edge_runner.agent.smoke import phase_dims
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
+from trt_edge_runner.memory_budget import DEFAULT_HEADROOM_MIB, MEMINFO
 from trt_edge_runner.serve.api_errors import ENGINE_ERROR, ApiError
 from trt_edge_runner.serve.engine_client import (
     EngineDied,
@@ -40,6 +41,8 @@ class ServeOptions:
     timeout_s: float = 300.0
     verify: bool = True
     single_thread: bool = False  # the engine's CPU kernels without a thread pool
+    meminfo: Path = MEMINFO  # where a hot swap measures the free memory (swap_room)
+    memory_headroom_mib: int = DEFAULT_HEADROOM_MIB
 
 
 @dataclass
