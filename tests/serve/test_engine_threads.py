@@ -4,12 +4,13 @@ all force either; the choice reaches the engine's command line."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
-from trt_edge_runner.commands.serve import single_thread
+from trt_edge_runner.commands.serve import single_thread, usable_cores
 
 from tests.serve.conftest import Served
 
@@ -27,6 +28,17 @@ from tests.serve.conftest import Served
 )
 def test_engine_threads_choice(choice: str, cores: int | None, want: bool) -> None:
     assert single_thread(choice, cores) is want
+
+
+def test_usable_cores_follow_the_affinity_mask() -> None:
+    """A service started under `taskset -c 0` (or in a cpuset) counts the cores it may use."""
+    allowed = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(allowed)})
+        assert usable_cores() == 1
+    finally:
+        os.sched_setaffinity(0, allowed)
+    assert usable_cores() == len(allowed)
 
 
 @pytest.mark.slow

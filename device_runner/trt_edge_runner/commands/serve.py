@@ -104,8 +104,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "1", "all"),
         default="auto",
         help="threads of the engine's CPU kernels: 1 (the service's front end keeps a core to "
-        "itself), all (ExecuTorch's thread pool) or auto (default: 1 on a machine of two "
-        "cores or fewer, else all)",
+        "itself), all (ExecuTorch's thread pool) or auto (default: 1 when the service may "
+        "use two cores or fewer, else all)",
     )
 
 
@@ -145,7 +145,7 @@ def serve_from_arguments(args: argparse.Namespace, bundle: Path | None, root: Pa
         max_queue=args.max_queue,
         timeout_s=args.request_timeout,
         verify=not args.no_verify,
-        single_thread=single_thread(args.engine_threads, os.cpu_count()),
+        single_thread=single_thread(args.engine_threads, usable_cores()),
     )
     if hasattr(args, "meminfo"):  # only the device's CLI swaps (the host's serves one bundle)
         options = dataclasses.replace(
@@ -154,6 +154,13 @@ def serve_from_arguments(args: argparse.Namespace, bundle: Path | None, root: Pa
     configure_logging()
     serve(Source(bundle, root), options, exposure)
     return 0
+
+
+def usable_cores() -> int | None:
+    """The cores this process may run on (a cpuset or `taskset` counts, not the machine's)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count()
 
 
 def single_thread(choice: str, cores: int | None) -> bool:
