@@ -114,7 +114,7 @@ runner = TextLLMRunner(pte, tokenizer)
 pieces, stats = [], {}
 def keep(s):
     stats.update(json.loads(s.to_json_string()))
-config = GenerationConfig(echo=False, max_new_tokens=new, temperature=0.0)
+config = GenerationConfig(echo=False, max_new_tokens=new, temperature=0.0, num_bos=1)
 runner.generate(prompt, config, token_callback=pieces.append, stats_callback=keep)
 print(json.dumps({"stats": stats, "text": "".join(pieces), "rss_after_imports": before,
                   "peak_rss": rss("VmHWM:")}))
@@ -588,7 +588,12 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="2 layers, 1 round, short runs")
     parser.add_argument("--work", type=Path, default=Path("/tmp/trt-edge-bench-realsize"))
     parser.add_argument("--json", type=Path, default=None, help="default: WORK/results.json")
-    parser.add_argument("--skip-builds", action="store_true", help="reuse the last builds")
+    parser.add_argument("--skip-builds", action="store_true", help="reuse the recorded builds")
+    parser.add_argument(
+        "--build-only",
+        action="store_true",
+        help="build the columns and record them (two such processes may share --work), then stop",
+    )
     default_runner = os.environ.get("TRT_EDGE_RUN") or str(
         REPO / "device_runner" / "cpp" / "build" / "runner" / "trt-edge-run"
     )
@@ -623,8 +628,11 @@ def main() -> int:
     fills = (PROMPT, args.fill)
     prompts = {n: prompt_ids(folder, n) for n in fills}
 
-    if args.skip_builds and state.is_file():
-        saved = json.loads(state.read_text())
+    saved = json.loads(state.read_text()) if state.is_file() else {}
+    if args.skip_builds:
+        missing = sorted(set(table) - set(saved))
+        if missing:
+            parser.error(f"--skip-builds: no builds of {missing} in {state}; build them first")
         for name, column in table.items():
             column.build = saved[name]["build"]
             column.artifact = Path(saved[name]["artifact"]) if saved[name]["artifact"] else None
@@ -632,16 +640,21 @@ def main() -> int:
         for name, column in table.items():
             if name == "eager":
                 column.artifact = folder / "model.safetensors"
-                continue
-            kind, scheme = name.split("-")
-            with step(f"cold build {column.label}"):
-                (build_trt if kind == "trt" else build_et)(work, column, scheme, args.layers, args)
-            print(f"   {json.dumps({k: v for k, v in column.build.items() if k != 'bundle'})}")
-        state.write_text(
-            json.dumps(
-                {n: {"build": c.build, "artifact": str(c.artifact or "")} for n, c in table.items()}
-            )
-        )
+            else:
+                kind, scheme = name.split("-")
+                with step(f"cold build {column.label}"):
+                    build = build_trt if kind == "trt" else build_et
+                    build(work, column, scheme, args.layers, args)
+                print(f"   {json.dumps({k: v for k, v in column.build.items() if k != 'bundle'})}")
+            # Re-read and merge: two --build-only processes may share the work dir.
+            saved = json.loads(state.read_text()) if state.is_file() else {}
+            saved[name] = {"build": column.build, "artifact": str(column.artifact or "")}
+            staging = state.with_suffix(f".{os.getpid()}.tmp")
+            staging.write_text(json.dumps(saved))
+            staging.replace(state)
+    if args.build_only:
+        print(f"builds recorded in {state}; measure with --skip-builds")
+        return 0
 
     def run(column: Column, n: int) -> dict[str, Any]:
         ids, text = prompts[n]
