@@ -137,6 +137,20 @@ def causal() -> dict[str, Any]:
     return d
 
 
+def filled() -> dict[str, Any]:
+    """A causal LM built with `attention: filled`: llm section version 2, a third input."""
+    d = causal()
+    d["io"]["inputs"].append(
+        {"name": "cache_window", "dtype": "int64", "shape": ["window"], "values": None}
+    )
+    for p in d["profiles"]:
+        p["dims"]["window"] = {"min": 1, "opt": 32, "max": 32}
+        p["bounds"].append({"input": "cache_window", "min": [1], "max": [32]})
+    d["llm"].update(version=2, window_bucket=16)
+    d["llm"]["inputs"]["window"] = "cache_window"
+    return d
+
+
 def at(doc: Any, path: list[Any]) -> tuple[Any, Any]:
     *parents, last = path
     for p in parents:
@@ -187,6 +201,56 @@ V = [
         "a causal-LM bundle (llm section, chat template, special tokens)",
         base=causal(),
         valid=True,
+    ),
+    vec(
+        "causal_lm_window",
+        "a causal-LM bundle built with `attention: filled` (llm version 2, inputs.window)",
+        base=filled(),
+        valid=True,
+    ),
+    vec(
+        "llm_version_3",
+        "an llm section version this reader does not know",
+        setv(["llm", "version"], 3),
+        base=filled(),
+        valid=False,
+        field="llm.version",
+        by="reader",
+    ),
+    vec(
+        "llm_window_role_missing",
+        "llm version 2 without inputs.window",
+        delv(["llm", "inputs", "window"]),
+        base=filled(),
+        valid=False,
+        field="llm.inputs.window",
+        by="reader",
+    ),
+    vec(
+        "llm_window_not_an_input",
+        "llm version 2 whose inputs.window names no input",
+        setv(["llm", "inputs", "window"], "window_slots"),
+        base=filled(),
+        valid=False,
+        field="llm.inputs.window",
+        by="reader",
+    ),
+    vec(
+        "llm_window_bucket_missing",
+        "llm version 2 without window_bucket",
+        delv(["llm", "window_bucket"]),
+        base=filled(),
+        valid=False,
+        field="llm.window_bucket",
+        by="reader",
+    ),
+    vec(
+        "llm_window_bucket_zero",
+        "a window bucket below 1",
+        setv(["llm", "window_bucket"], 0),
+        base=filled(),
+        valid=False,
+        field="llm.window_bucket",
     ),
     vec(
         "plain",
