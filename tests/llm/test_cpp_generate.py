@@ -226,7 +226,14 @@ def test_a_one_token_prompt_counts_its_call_as_prefill_time(
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda s: s.update(version=2), "llm.version: this runner reads llm section version 1"),
+        (
+            lambda s: s.update(version=3),
+            "llm.version: this runner reads llm section version 1 or 2",
+        ),
+        (
+            lambda s: (s.update(version=2), s["inputs"].pop("window", None)),
+            "llm.inputs.window: missing",
+        ),
         (lambda s: s.pop("max_cache_len"), "llm.max_cache_len: missing"),
         (lambda s: s.update(max_cache_len=0), "llm.max_cache_len: must be >= 1, got 0"),
         (lambda s: s.update(logits="logits"), "llm.logits: 'logits' is not an output"),
