@@ -269,6 +269,7 @@ def test_phase_runs_of_an_llm_bundle_get_the_cache_bounds_check(
     inputs = tmp_path / "in"
     inputs.mkdir()
     np.save(inputs / "input_ids.npy", np.asarray([[3, 4]], np.int64))
+    np.save(inputs / "cache_window.npy", np.arange(MAX_CACHE_LEN, dtype=np.int64))
     for start, code in ((MAX_CACHE_LEN - 2, 0), (MAX_CACHE_LEN - 1, EXIT_REQUEST_REFUSED)):
         np.save(inputs / "cache_position.npy", np.arange(start, start + 2, dtype=np.int64))
         argv = [str(trt_edge_run), "--bundle", str(bundle), "--phase", "prefill"]
