@@ -37,7 +37,10 @@ def prompt_inputs(ids: list[int], binary: bool) -> list[triton.InferInput]:
     tokens.set_data_from_numpy(np.array([ids], dtype=np.int64), binary_data=binary)
     positions = triton.InferInput("cache_position", [len(ids)], "INT64")
     positions.set_data_from_numpy(np.arange(len(ids), dtype=np.int64), binary_data=binary)
-    return [tokens, positions]
+    # `attention: filled`: the attended window must cover the positions written.
+    window = triton.InferInput("cache_window", [len(ids)], "INT64")
+    window.set_data_from_numpy(np.arange(len(ids), dtype=np.int64), binary_data=binary)
+    return [tokens, positions, window]
 
 
 def test_health_and_metadata(client: triton.InferenceServerClient, name: str) -> None:
@@ -49,6 +52,7 @@ def test_health_and_metadata(client: triton.InferenceServerClient, name: str) ->
     assert [(i["name"], i["datatype"], i["shape"]) for i in meta["inputs"]] == [
         ("input_ids", "INT64", [1, -1]),
         ("cache_position", "INT64", [-1]),
+        ("cache_window", "INT64", [-1]),
     ]
     assert meta["parameters"]["phases"] == {"decode": 0, "prefill": 1}
 

@@ -136,6 +136,20 @@ def causal() -> dict[str, Any]:
     return d
 
 
+def filled() -> dict[str, Any]:
+    """A causal LM built with `attention: filled`: llm section version 2, a third input."""
+    d = causal()
+    d["io"]["inputs"].append(
+        {"name": "cache_window", "dtype": "int64", "shape": ["window"], "values": None}
+    )
+    for p in d["profiles"]:
+        p["dims"]["window"] = {"min": 1, "opt": 32, "max": 32}
+        p["bounds"].append({"input": "cache_window", "min": [1], "max": [32]})
+    d["llm"].update(version=2, window_bucket=16)
+    d["llm"]["inputs"]["window"] = "cache_window"
+    return d
+
+
 DELETE = object()  # `refused`'s value that removes the field instead of setting it
 
 
@@ -184,9 +198,52 @@ def without(d: dict[str, Any], *keys: str) -> dict[str, Any]:
 
 
 CAUSAL = causal()
+FILLED = filled()
 V = [
     valid("tiny_llm", "a tiny-LLM bundle with its generation contract", copy.deepcopy(BASE)),
     valid("causal_lm", "a causal-LM bundle (llm section, chat template, special tokens)", CAUSAL),
+    valid(
+        "causal_lm_window",
+        "a causal-LM bundle built with `attention: filled` (llm version 2, inputs.window)",
+        FILLED,
+    ),
+    refused(
+        "llm_version_3",
+        "an llm section version this reader does not know",
+        ["llm", "version"],
+        3,
+        base=FILLED,
+        by="reader",
+    ),
+    refused(
+        "llm_window_role_missing",
+        "llm version 2 without inputs.window",
+        ["llm", "inputs", "window"],
+        base=FILLED,
+        by="reader",
+    ),
+    refused(
+        "llm_window_not_an_input",
+        "llm version 2 whose inputs.window names no input",
+        ["llm", "inputs", "window"],
+        "window_slots",
+        base=FILLED,
+        by="reader",
+    ),
+    refused(
+        "llm_window_bucket_missing",
+        "llm version 2 without window_bucket",
+        ["llm", "window_bucket"],
+        base=FILLED,
+        by="reader",
+    ),
+    refused(
+        "llm_window_bucket_zero",
+        "a window bucket below 1",
+        ["llm", "window_bucket"],
+        0,
+        base=FILLED,
+    ),
     valid(
         "plain",
         "a bundle without generation, delegates or provenance",
