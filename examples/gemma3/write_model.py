@@ -207,6 +207,24 @@ def demo_config() -> Any:
     )
 
 
+def save_tokenizer(tokenizer_object: Any, chat_template: str | None, folder: Path) -> None:
+    """`tokenizer_object` as transformers saves a Gemma tokenizer into `folder`
+    (tokenizer.json, and tokenizer_config.json naming the special tokens and holding
+    `chat_template`, None for none)."""
+    import transformers
+
+    hf: Any = transformers  # transformers' classes are untyped for mypy's strict mode
+    tokenizer = hf.PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer_object,
+        bos_token="<bos>",
+        eos_token="<eos>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+    )
+    tokenizer.chat_template = chat_template
+    tokenizer.save_pretrained(folder)
+
+
 def write_folder(
     folder: Path, config: Any, chat_template: str | None = GEMMA_CHAT_TEMPLATE, seed: int = SEED
 ) -> Path:
@@ -225,15 +243,7 @@ def write_folder(
         torch.manual_seed(seed)
         model = hf.AutoModelForCausalLM.from_config(config, dtype=torch.float32)
         model.save_pretrained(staging)  # safetensors, config.json, generation_config.json
-        tokenizer = hf.PreTrainedTokenizerFast(
-            tokenizer_object=train_tokenizer(config.vocab_size),
-            bos_token="<bos>",
-            eos_token="<eos>",
-            pad_token="<pad>",
-            unk_token="<unk>",
-        )
-        tokenizer.chat_template = chat_template
-        tokenizer.save_pretrained(staging)
+        save_tokenizer(train_tokenizer(config.vocab_size), chat_template, staging)
         staging.chmod(0o755)
         if folder.exists():
             shutil.rmtree(folder)
