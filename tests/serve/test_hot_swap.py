@@ -247,3 +247,62 @@ def test_a_swap_that_does_not_fit_beside_is_done_in_place(
     finally:
         stop.set()
         served.stop()
+
+
+def _replace_atomically(path: Path, data: bytes) -> None:
+    """New bytes under a new inode: an engine that maps the old file keeps reading it."""
+    fresh = path.with_name(path.name + ".new")
+    fresh.write_bytes(data)
+    fresh.replace(path)
+
+
+def test_a_slot_made_active_again_loads_after_an_in_place_swap_lost_both(
+    device: tuple[Device, Path, Path], tars: tuple[Path, Path], trt_edge_run: Path
+) -> None:
+    """An in-place swap whose new slot fails and whose old slot then fails to load again
+    leaves nothing served; making the old slot active again (a rollback) must load it,
+    although it is the slot the watcher last served."""
+    first, work, _ = device
+    agent = dataclasses.replace(first, root=work / "root-lost")
+    old_tar, new_tar = tars
+    meminfo = work / "meminfo-lost"
+    meminfo.write_text("MemTotal:        8000000 kB\nMemAvailable:       1024 kB\n")
+    agent.run("install", str(old_tar), check=True)
+    served = start_service(
+        trt_edge_run,
+        ["--meminfo", meminfo, "--memory-headroom-mib", "0"],
+        work / "service-lost.log",
+        env=agent.env(),
+    )
+    try:
+        served.wait_ready()
+        client = openai.OpenAI(base_url=f"{served.url}/v1", api_key="-", max_retries=0)
+        before = greedy(client)
+        agent.run("install", str(new_tar), check=True)
+        wait_for_model(served, "mini-qwen3")
+        agent.run("rollback", check=True)
+        wait_for_model(served, "mini-gemma3")
+
+        # Both slots damaged, B made active: B does not load, and neither does A again.
+        store = DeviceStore(agent.root)
+        model_a = store.slot_dir("A") / "model.pte"
+        model_b = store.slot_dir("B") / "model.pte"
+        intact_a = model_a.read_bytes()
+        for model in (model_a, model_b):
+            data = bytearray(model.read_bytes())
+            data[len(data) // 2] ^= 0xFF
+            _replace_atomically(model, bytes(data))
+        store.save(dataclasses.replace(store.load(), active="B", previous="A"))
+        deadline = time.monotonic() + 120
+        while "and A neither" not in served.log_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert "and A neither" in served.log_text(), served.log_text()
+        assert httpx.get(f"{served.url}/v2/health/ready", timeout=30).status_code != 200
+
+        # A repaired and made active again: the service loads it.
+        _replace_atomically(model_a, intact_a)
+        store.save(dataclasses.replace(store.load(), active="A", previous="B"))
+        served.wait_ready(timeout_s=60)
+        assert greedy(client) == before
+    finally:
+        served.stop()

@@ -143,7 +143,9 @@ class SlotWatcher:
             except TrtEdgeError as exc:
                 LOG.error("cannot read the agent state: %s", exc)
                 continue
-            if target is None or target == self.serving:
+            # The slot last served is loaded again when nothing is served now: an in-place
+            # swap whose new slot and then old slot both failed to load left no model.
+            if target is None or (target == self.serving and self.service.current is not None):
                 continue
             if await swap_to(self.service, target):
                 self.serving = target
