@@ -152,7 +152,9 @@ def test_an_infer_drops_the_kept_prefix(
         follow = [*PROMPT, *turn1["tokens"], 60, 61]
         # Other tokens at the kept conversation's first positions, under the prefill phase.
         other = np.array([[90, 91, 92, 93, 94, 95, 96, 97]], dtype=np.int64)
-        tensors = {"input_ids": other, "cache_position": np.arange(other.shape[1], dtype=np.int64)}
+        positions = np.arange(other.shape[1], dtype=np.int64)
+        # cache_window (`attention: filled`): any length covering the 8 positions written.
+        tensors = {"input_ids": other, "cache_position": positions, "cache_window": positions}
         assert [spec["name"] for spec in ready["inputs"]] == list(tensors)
         inputs = [
             {"name": name, "dtype": "int64", "shape": list(array.shape),

@@ -11,6 +11,8 @@ past the query. The C++ runner (`trt-edge-run`) feeds the same windows: `--gener
 prompt in prefill chunks, then decode across both boundaries) makes the Python runner's calls
 and tokens and eager transformers' tokens; `--serve`'s prefix reuse across a boundary gives a
 cold run's tokens; a `--phase` call with a short window is refused with the Python message.
+The opt-out (`attention: all`, Qwen3) builds the two-input, version-1 bundle, and both runners
+make the default bundle's tokens with it.
 """
 
 from __future__ import annotations
@@ -41,27 +43,36 @@ ATOL = 1e-4
 
 
 @pytest.fixture(scope="session")
-def filled_bundle(
+def cache_bundle(
     llm_root: Path, mini_project: Callable[[str], Path]
-) -> Callable[[str], tuple[Path, Path]]:
-    """`filled_bundle(arch)`: (bundle, the mini's folder), built once per session."""
+) -> Callable[[str, str], tuple[Path, Path]]:
+    """`cache_bundle(arch, attention)`: (the mini's bundle with a CACHE-slot cache built with
+    that `attention`, the mini's folder), built once per session."""
 
-    def bundle(arch: str) -> tuple[Path, Path]:
+    def bundle(arch: str, attention: str) -> tuple[Path, Path]:
         folder = mini_project(arch).parent / "folder"
 
         def make(work: Path) -> Path:
             text = manifest_text(arch, max_cache_len=CACHE).replace(
                 f"{{path: ./folder, max_cache_len: {CACHE}}}",
-                f"{{path: {folder}, max_cache_len: {CACHE}, attention: filled}}",
+                f"{{path: {folder}, max_cache_len: {CACHE}, attention: {attention}}}",
             )
-            assert "attention: filled" in text
+            assert f"attention: {attention}" in text
             manifest = work / "manifest.yaml"
             manifest.write_text(text, encoding="utf-8")
             return build_bundle(manifest, work / "out")
 
-        return build_once(llm_root, f"{arch}-filled-bundle", make), folder
+        return build_once(llm_root, f"{arch}-{attention}-bundle", make), folder
 
     return bundle
+
+
+@pytest.fixture(scope="session")
+def filled_bundle(
+    cache_bundle: Callable[[str, str], tuple[Path, Path]],
+) -> Callable[[str], tuple[Path, Path]]:
+    """`filled_bundle(arch)`: (bundle, the mini's folder), built once per session."""
+    return lambda arch: cache_bundle(arch, "filled")
 
 
 def eager(folder: Path) -> Any:
@@ -258,3 +269,23 @@ def test_cpp_refuses_a_window_shorter_than_the_positions_written(
         "input 'cache_window' has length 11, but the call writes position 11: the attended "
         "window must cover positions [0, 12)"
     ) in done.stderr
+
+
+@pytest.mark.xdist_group("llm-qwen3")
+def test_attention_all_opts_out_and_makes_the_same_tokens(
+    cache_bundle: Callable[[str, str], tuple[Path, Path]], trt_edge_run: Path
+) -> None:
+    """The opt-out: two inputs, llm section version 1, no window dimension; both runners make
+    the tokens the default (`filled`) bundle of the same weights makes."""
+    from trt_edge.llm.generation import greedy_generate
+
+    every, _ = cache_bundle("qwen3", "all")
+    filled, _ = cache_bundle("qwen3", "filled")
+    doc = BundleManifest.from_json((every / "bundle.json").read_bytes())
+    assert [t.name for t in doc.inputs] == ["input_ids", "cache_position"]
+    assert doc.llm is not None and (doc.llm.version, doc.llm.window_input) == (1, None)
+    assert all("window" not in p.dims for p in doc.profiles)
+    ids = prompt(50, seed=5)
+    want = greedy_generate(Runner.open(filled), ids, 90).tokens
+    assert greedy_generate(Runner.open(every), ids, 90).tokens == want
+    assert cpp_generate(trt_edge_run, every, ids, 90)["tokens"] == want

@@ -89,7 +89,8 @@ def test_the_python_runner_runs_the_quantized_bundle(quantized_bundle: Path) -> 
 
     runner = Runner.open(quantized_bundle)
     ids = np.asarray([[5, 6, 7, 8]], dtype=np.int64)
-    result = runner.run("prefill", [ids, np.arange(4, dtype=np.int64)])
+    # input_ids, cache_position, cache_window (`attention: filled`: covers the 4 slots written)
+    result = runner.run("prefill", [ids, np.arange(4, dtype=np.int64), np.arange(4)])
     logits = np.asarray(result.outputs[0])
     assert logits.shape[-1] == 512 and np.isfinite(logits).all()
 

@@ -4,6 +4,7 @@
 // the last row of a [1, seq, vocab] output), which calls count as the prompt's, and the
 // refusals plan_generation gives from bundle.json alone. A plain program: prints each
 // failed check and exits nonzero.
+#include "cache_bounds.h"
 #include "generate.h"
 
 #include <cstdio>
@@ -180,6 +181,55 @@ void plans() {
   CHECK(kind == ErrorKind::kRequestRefused);
 }
 
+/// `attention: filled` (llm version 2): the window rule, the plan, the refusals.
+void windows() {
+  Bundle b = causal_lm();
+  b.inputs.push_back(TensorSpec{"cache_window", "int64", {std::string("window")}, std::nullopt});
+  b.llm->max_cache_len = 160;
+  b.llm->version = kLlmSectionWindowVersion;
+  b.llm->window_input = "cache_window";
+  b.llm->window_index = 2;
+  b.llm->window_bucket = 64;
+  // The values tests/llm/test_filled_cache.py asserts for the Python LlmSection.window_length.
+  std::vector<int64_t> got;
+  for (int64_t end : {1, 64, 65, 128, 129, 160}) got.push_back(b.llm->window_length(end));
+  CHECK((got == std::vector<int64_t>{64, 64, 128, 128, 160, 160}));
+  const GenerationPlan plan = plan_generation(b, {2, 3, 4}, 8);
+  CHECK(plan.window_index && *plan.window_index == 2);
+  ErrorKind kind;
+  Bundle shared = b;
+  shared.inputs[2].shape = {std::string("seq")};  // the window must not follow the call's seq
+  CHECK(has(refusal(shared, {2, 3}, 2, &kind), "'cache_window' (llm.inputs.window) is not"));
+  CHECK(kind == ErrorKind::kRequestRefused);
+  Bundle two = causal_lm();  // a version-1 plan feeds two inputs; a third is refused
+  two.inputs.push_back(b.inputs[2]);
+  CHECK(has(refusal(two, {2, 3}, 2, &kind), "generate feeds only llm.inputs tokens"));
+  Array positions;
+  positions.dtype = "int64";
+  positions.shape = {4};
+  for (int64_t p : {8, 9, 10, 11}) {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(&p);
+    positions.data.insert(positions.data.end(), bytes, bytes + sizeof(p));
+  }
+  Array window;
+  window.dtype = "int64";
+  window.shape = {12};
+  window.data.assign(12 * sizeof(int64_t), 0);
+  check_cache_window(*b.llm, positions, window);  // covers 0..11: accepted
+  window.shape = {11};
+  std::string message;
+  try {
+    check_cache_window(*b.llm, positions, window);
+  } catch (const RunnerError& e) {
+    message = e.what();
+    kind = e.kind();
+  }
+  CHECK(has(message,
+            "input 'cache_window' has length 11, but the call writes position 11: the attended "
+            "window must cover positions [0, 12)"));
+  CHECK(kind == ErrorKind::kRequestRefused);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -191,6 +241,7 @@ int main(int argc, char** argv) {
   argmax_rules();
   prompt_calls_and_timings();
   plans();
+  windows();
   if (failures) {
     std::printf("%d check(s) failed\n", failures);
     return 1;
