@@ -630,6 +630,7 @@ def main() -> int:
 
     saved = json.loads(state.read_text()) if state.is_file() else {}
     if args.skip_builds:
+        saved.setdefault("eager", {"build": {}, "artifact": str(folder / "model.safetensors")})
         missing = sorted(set(table) - set(saved))
         if missing:
             parser.error(f"--skip-builds: no builds of {missing} in {state}; build them first")
