@@ -13,7 +13,9 @@ file, each stored once (`shared_constants`).
 from __future__ import annotations
 
 import importlib.util
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trt_edge.manifest.resolved import ResolvedManifest
@@ -53,12 +55,14 @@ def lower_files(
             if backend_config is not None
             else edge.to_executorch()
         )
-        del edge  # the edge program's graphs and constants: not needed to serialize
+        del edge
         pte = executorch_program.buffer
-        # ExecutorchProgramManager (executorch 1.5) keeps the external files it serialized
-        # here (name -> Cord) and has no public getter besides writing them to a directory.
-        tensor_data = getattr(executorch_program, "_tensor_data", None) or {}
-        data = {name: bytes(blob) for name, blob in tensor_data.items()}
+        with tempfile.TemporaryDirectory(prefix="trt-edge-ptd-") as scratch:
+            # Written from ExecuTorch's pieces, read back once the program (its own copy of
+            # the weights) is gone: never two joined copies of the data at once.
+            executorch_program.write_tensor_data_to_file(scratch)
+            del executorch_program
+            data = {p.name: p.read_bytes() for p in sorted(Path(scratch).glob("*.ptd"))}
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise LoweringError(
