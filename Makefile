@@ -138,8 +138,13 @@ demo-runner: setup
 	  || (cat $(CPP_BUILD)-runner.log; exit 1)
 	@echo "demo-runner: $(DEMO_RUNNER) is built"
 
-bench: setup
-	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PYTHON) $$b || exit 1; done
+# bench_llm_realsize.py builds real-size models (minutes each): `make bench` runs its quick
+# mode (2 layers); `make bench BENCH_REALSIZE_ARGS="--layers 28"` runs the full shape.
+BENCH_REALSIZE_ARGS ?= --quick
+bench: setup demo-runner
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; \
+	  case $$b in *bench_llm_realsize.py) args="$(BENCH_REALSIZE_ARGS)";; *) args="";; esac; \
+	  $(PYTHON) $$b $$args || exit 1; done
 
 # The images that build on this machine (needs a running Docker engine; the GPU
 # images need their NVIDIA bases: `trt-edge images build x86-trt` on such a host).

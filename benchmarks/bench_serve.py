@@ -10,17 +10,22 @@ built like `bench_llm.py` builds it (or reused from its cache under
 timing), so the served tokens equal the one-shot runner's.
 
 At each concurrency (1, 4, 8 clients, each sending its share of `--requests` back to back):
-- served: streaming `/v1/completions` over HTTP (httpx, SSE): requests/s, p50/p95 time to
+- served: streaming `/v1/completions` over HTTP (httpx, SSE): requests/s, p50/p99 time to
   first token (the first `data:` event) and latency (to `data: [DONE]`);
 - one-shot: a `trt-edge-run --generate --json` process per request, the same number in
   parallel: requests/s, latency (process wall), and time to first token = the process's
   wall before generation started (start, integrity check, load) + its own
   `time_to_first_token_ms` (the process prints nothing before it ends);
-printed side by side with served ÷ one-shot ratios. Then, at concurrency 1: served decode
-tokens/s (client side, between the first and last token event) ÷ the runner's own
-`decode_tokens_per_s`; time to first token of a follow-up sharing a long prefix with the
-previous request (the engine reuses its cache) vs after an unrelated request (cold); and
-the service's RSS (front end + engine).
+printed side by side with served ÷ one-shot ratios. At concurrency 1 the served time to
+first token is also set against the engine's own prefill time per request (from the
+service's `/metrics`). Then, at concurrency 1 with served and one-shot requests interleaved
+(so both see the same load): served decode tokens/s (client side, between the first and
+last token event) ÷ the runner's own `decode_tokens_per_s` (its decode executions) and ÷
+its wall rate (tokens after the first over their wall time) and ÷ its rate with
+`--single-thread` (how the service runs the engine on two cores), with the engine's own
+decode rate inside the service beside them; time to first token of a follow-up sharing a long
+prefix with the previous request (the engine reuses its cache) vs after an unrelated
+request (cold); and the service's RSS (front end + engine).
 
 Figures, never asserted; the machine is shared (load average printed). Exits 0 whether any
 goal is met; 1 when a measurement cannot be taken.
@@ -146,9 +151,9 @@ async def served_level(
 
 # ---- one process per request -------------------------------------------------------------
 def oneshot_request(
-    runner: Path, bundle: Path, prompt: list[int], new_tokens: int
+    runner: Path, bundle: Path, prompt: list[int], new_tokens: int, *flags: str
 ) -> tuple[Sample, dict[str, Any]]:
-    argv = [str(runner), "--bundle", str(bundle), "--generate", "--json"]
+    argv = [str(runner), "--bundle", str(bundle), "--generate", "--json", *flags]
     argv += ["--prompt-ids", ",".join(map(str, prompt)), "--max-new-tokens", str(new_tokens)]
     started = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
@@ -198,9 +203,9 @@ def report_level(
             None,
         ),
         (
-            "TTFT p95 ms",
-            percentile([x.ttft for x in s], 0.95),
-            percentile([x.ttft for x in o], 0.95),
+            "TTFT p99 ms",
+            percentile([x.ttft for x in s], 0.99),
+            percentile([x.ttft for x in o], 0.99),
             None,
         ),
         (
@@ -210,9 +215,9 @@ def report_level(
             None,
         ),
         (
-            "latency p95 ms",
-            percentile([x.latency for x in s], 0.95),
-            percentile([x.latency for x in o], 0.95),
+            "latency p99 ms",
+            percentile([x.latency for x in s], 0.99),
+            percentile([x.latency for x in o], 0.99),
             None,
         ),
     ]
@@ -236,6 +241,68 @@ def engine_pids(pid: int) -> list[int]:
     for task in Path(f"/proc/{pid}/task").iterdir():
         found.extend(int(t) for t in (task / "children").read_text().split())
     return found
+
+
+def engine_totals(url: str) -> dict[str, float]:
+    """The service's `trt_edge_execute_seconds` sums and counts per phase (all profiles)."""
+    import httpx
+
+    totals: dict[str, float] = {}
+    for line in httpx.get(f"{url}/metrics", timeout=30).text.splitlines():
+        for kind in ("sum", "count"):
+            head = f"trt_edge_execute_seconds_{kind}{{"
+            if line.startswith(head):
+                labels, _, value = line[len(head) :].rpartition("} ")
+                phase = labels.split('phase="', 1)[1].split('"', 1)[0]
+                key = f"{phase}_{kind}"
+                totals[key] = totals.get(key, 0.0) + float(value)
+    return totals
+
+
+def engine_delta(before: dict[str, float], after: dict[str, float], phase: str) -> float:
+    """Seconds per execution of `phase` in the engine between two `engine_totals`."""
+    calls = after.get(f"{phase}_count", 0.0) - before.get(f"{phase}_count", 0.0)
+    seconds = after.get(f"{phase}_sum", 0.0) - before.get(f"{phase}_sum", 0.0)
+    return seconds / calls if calls else float("nan")
+
+
+@dataclass(frozen=True)
+class DecodeRates:
+    served: float  # tokens/s a client sees (first token event to last)
+    engine: float  # tokens/s of the engine's decode executions inside the service
+    runner: float  # the one-shot runner's own decode_tokens_per_s (its executions)
+    runner_wall: float  # the one-shot runner's tokens after the first / their wall time
+    runner_single: float  # the same with --single-thread (as the service runs it on 2 cores)
+
+
+def decode_rates(url: str, runner: Path, bundle: Path, args: argparse.Namespace) -> DecodeRates:
+    """Concurrency 1, interleaved: a served request, then a one-shot one, `rounds` x 2 times,
+    so both sides see the same moments of a shared machine's load."""
+    served, engine, own, wall, single = [], [], [], [], []
+    for i in range(args.rounds * 2):
+        prompt = prompt_ids(args.prompt_len, 900 + i)
+        before = engine_totals(url)
+        sample = asyncio.run(served_one(url, prompt, args.new_tokens))
+        after = engine_totals(url)
+        if sample.tokens > 1 and sample.decode_s > 0:
+            served.append((sample.tokens - 1) / sample.decode_s)
+            engine.append(1.0 / engine_delta(before, after, "decode"))
+        doc = oneshot_request(runner, bundle, prompt, args.new_tokens)[1]
+        timings = doc["timings"]
+        own.append(float(timings["decode_tokens_per_s"]))
+        decode_ms = float(timings["total_ms"]) - float(timings["time_to_first_token_ms"])
+        wall.append((len(doc["tokens"]) - 1) / (decode_ms / 1000.0))
+        alone = oneshot_request(runner, bundle, prompt, args.new_tokens, "--single-thread")[1]
+        single.append(float(alone["timings"]["decode_tokens_per_s"]))
+    median = statistics.median
+    return DecodeRates(median(served), median(engine), median(own), median(wall), median(single))
+
+
+async def served_one(url: str, prompt: list[int], new_tokens: int) -> Sample:
+    import httpx
+
+    async with httpx.AsyncClient(timeout=600) as client:
+        return await served_request(client, url, prompt, new_tokens)
 
 
 async def prefix_reuse(url: str, args: argparse.Namespace, prefix_len: int) -> tuple[float, float]:
@@ -279,25 +346,34 @@ def main() -> int:
         process, url = start_service(bundle, runner, Path(scratch) / "service.log")
         try:
             asyncio.run(served_level(url, 1, 2, args))  # warm: page cache, first allocations
+            single: tuple[list[Sample], list[Sample], float] | None = None
             for level in (int(c) for c in args.concurrency.split(",")):
+                before = engine_totals(url)
                 served = asyncio.run(served_level(url, level, args.requests, args))
+                prefill_s = engine_delta(before, engine_totals(url), "prefill")
                 oneshot = oneshot_level(runner, bundle, level, args.requests, args)
                 report_level(level, served, oneshot)
-            # Decode rate: served (client side) vs the runner's own, concurrency 1.
-            served_rates = [
-                (s.tokens - 1) / s.decode_s
-                for s in asyncio.run(served_level(url, 1, args.rounds * 2, args))[0]
-                if s.tokens > 1 and s.decode_s > 0
-            ]
-            runner_rates = [
-                oneshot_request(runner, bundle, prompt_ids(args.prompt_len, i), args.new_tokens)[1][
-                    "timings"
-                ]["decode_tokens_per_s"]
-                for i in range(args.rounds)
-            ]
-            s_rate, r_rate = statistics.median(served_rates), statistics.median(runner_rates)
-            print(f"\ndecode tokens/s: served {s_rate:.1f}, runner's own {r_rate:.1f}, "
-                  f"ratio {s_rate / r_rate:.3f} (goal >= 0.95)")  # fmt: skip
+                if level == 1:
+                    single = (served[0], oneshot[0], prefill_s)
+            if single is not None:
+                s_ttft = statistics.median(x.ttft for x in single[0])
+                o_ttft = statistics.median(x.ttft for x in single[1])
+                print(
+                    f"\nTTFT at 1 client: served p50 {s_ttft * 1000:.1f} ms; one-shot p50 "
+                    f"{o_ttft * 1000:.1f} ms ({o_ttft / s_ttft:.1f}x faster served, goal >= 10x); "
+                    f"the engine's own prefill {single[2] * 1000:.1f} ms per request "
+                    f"(served / prefill {s_ttft / single[2]:.2f}, goal <= 1.05)"
+                )
+            # Decode rate at concurrency 1, served and one-shot interleaved.
+            rates = decode_rates(url, runner, bundle, args)
+            print(
+                f"decode tokens/s: served {rates.served:.1f} (the engine's executions in the "
+                f"service {rates.engine:.1f}); runner's own {rates.runner:.1f} (its wall "
+                f"{rates.runner_wall:.1f}, with --single-thread {rates.runner_single:.1f}); "
+                f"served / runner's own {rates.served / rates.runner:.3f} (goal >= 0.95), "
+                f"/ its wall {rates.served / rates.runner_wall:.3f}, "
+                f"/ its --single-thread {rates.served / rates.runner_single:.3f}"
+            )
             prefix_len = min(512, cache_len - 16)
             warm, cold = asyncio.run(prefix_reuse(url, args, prefix_len))
             print(

@@ -174,31 +174,28 @@ class OutputPathError(RunnerError):
     """An output path (e.g. `--save-outputs`) is a directory, or its folder is not writable."""
 
 
-class BundleFormatMismatchError(RunnerError):
+class RunnerFailedError(RunnerError):
+    """Base of the runner's failures that are not the request's (exit 1): the bundle, or
+    the ExecuTorch runtime on this device."""
+
+    exit_code = EXIT_FAILED
+
+
+class BundleFormatMismatchError(RunnerFailedError):
     """`bundle.json` is missing or not a document this runner reads (wraps BundleFormatError)."""
 
-    exit_code = EXIT_FAILED
 
-
-class BundleIntegrityError(RunnerError):
+class BundleIntegrityError(RunnerFailedError):
     """A bundle file is missing, or its size or sha256 differs from `bundle.json`."""
 
-    exit_code = EXIT_FAILED
 
-
-class ProgramLoadError(RunnerError):
+class ProgramLoadError(RunnerFailedError):
     """The ExecuTorch runtime could not load `model.pte` or its method."""
 
-    exit_code = EXIT_FAILED
 
-
-class ExecutionError(RunnerError):
+class ExecutionError(RunnerFailedError):
     """The ExecuTorch runtime failed while executing the method."""
 
-    exit_code = EXIT_FAILED
 
-
-class RuntimeUnavailableError(RunnerError):
+class RuntimeUnavailableError(RunnerFailedError):
     """The ExecuTorch runtime (or numpy) is not installed on this device."""
-
-    exit_code = EXIT_FAILED

@@ -8,6 +8,12 @@ CPU and GPU share one memory) and the page cache. The host compares with a board
 nominal memory from the target catalog; the device with its measured `MemTotal`
 (`/proc/meminfo`), which is lower (firmware carve-outs), so install is the stricter check.
 
+Inside a container `/proc/meminfo` shows the host's memory, not the container's: a device
+agent in a runtime image with `--memory 4g` on an 8 GB board would judge against 8 GB. So
+the figures are capped by the memory cgroup's limit when one is set (v2 `memory.max`,
+v1 `memory.limit_in_bytes`), and "available" by the limit less the cgroup's usage without
+its reclaimable page cache (what `docker stats` shows).
+
 Only the standard library is used here: this module ships to devices.
 """
 
@@ -21,6 +27,7 @@ from trt_edge_runner.errors import TrtEdgeError
 MIB = 1 << 20
 GIB = 1 << 30
 MEMINFO = Path("/proc/meminfo")
+CGROUP_ROOT = Path("/sys/fs/cgroup")
 # The default headroom, a judgement rather than a measurement: a headless Jetson Linux
 # with the agent, the service and the CUDA/TensorRT libraries mapped commonly takes a few
 # hundred MiB to about 1 GiB before any model is loaded; 1 GiB keeps a bundle that fits
@@ -45,8 +52,10 @@ class MemInfo:
     source: str
 
 
-def read_meminfo(path: Path = MEMINFO) -> MemInfo:
-    """`MemTotal` and `MemAvailable` from a meminfo file (`NAME: VALUE kB` lines)."""
+def read_meminfo(path: Path = MEMINFO, cgroup_root: Path | None = None) -> MemInfo:
+    """`MemTotal` and `MemAvailable` from a meminfo file (`NAME: VALUE kB` lines), capped by
+    the memory cgroup under `cgroup_root` when it sets a limit (None: not looked at — a
+    `--meminfo FILE` given on purpose says everything)."""
     try:
         text = path.read_text("ascii", errors="replace")
     except OSError as exc:
@@ -66,7 +75,65 @@ def read_meminfo(path: Path = MEMINFO) -> MemInfo:
             f"{path}: no 'MemTotal: N kB' line; cannot tell how much memory this device has",
             hint="pass --ignore-memory-check to install without the memory check",
         )
-    return MemInfo(values["MemTotal"], values.get("MemAvailable"), str(path))
+    found = MemInfo(values["MemTotal"], values.get("MemAvailable"), str(path))
+    limit = cgroup_limit(cgroup_root) if cgroup_root is not None else None
+    if limit is None or limit.limit_bytes >= found.total_bytes:
+        return found
+    free = max(limit.limit_bytes - limit.used_bytes, 0)
+    available = free if found.available_bytes is None else min(found.available_bytes, free)
+    return MemInfo(limit.limit_bytes, available, f"{path} capped by {limit.source}")
+
+
+def device_memory(meminfo: Path = MEMINFO) -> MemInfo:
+    """What this device has: `/proc/meminfo` capped by its memory cgroup, or exactly what
+    another file says (`--meminfo FILE`, given on purpose)."""
+    return read_meminfo(meminfo, CGROUP_ROOT if meminfo == MEMINFO else None)
+
+
+@dataclass(frozen=True)
+class CgroupLimit:
+    """The memory cgroup's limit and its usage less reclaimable page cache, in bytes."""
+
+    limit_bytes: int
+    used_bytes: int
+    source: str
+
+
+def cgroup_limit(root: Path = CGROUP_ROOT) -> CgroupLimit | None:
+    """The limit of the memory cgroup this process sees under `root` (v2 unified or v1
+    `memory/`), or None when there is none, it is unlimited or cannot be read."""
+    layouts = (
+        (root / "memory.max", root / "memory.current", "inactive_file"),
+        (root / "memory" / "memory.limit_in_bytes", root / "memory" / "memory.usage_in_bytes",
+         "total_inactive_file"),
+    )  # fmt: skip
+    for limit_file, usage_file, cache_key in layouts:
+        try:
+            raw = limit_file.read_text("ascii").strip()
+        except OSError:
+            continue
+        if not raw.isdigit():  # v2 "max": no limit
+            return None
+        try:
+            usage = int(usage_file.read_text("ascii").strip())
+        except (OSError, ValueError):
+            usage = 0
+        cache = _stat_value(limit_file.parent / "memory.stat", cache_key)
+        return CgroupLimit(int(raw), max(usage - cache, 0), str(limit_file))
+    return None
+
+
+def _stat_value(path: Path, key: str) -> int:
+    """One `KEY VALUE` line of a cgroup's `memory.stat` (0 when absent or unreadable)."""
+    try:
+        lines = path.read_text("ascii").splitlines()
+    except OSError:
+        return 0
+    for line in lines:
+        name, _, value = line.partition(" ")
+        if name == key and value.strip().isdigit():
+            return int(value)
+    return 0
 
 
 @dataclass(frozen=True)

@@ -159,25 +159,32 @@ def train_tokenizer(vocab_size: int) -> Any:
     return tokenizer
 
 
+# What the seed and the demo model share: the vocabulary and special tokens of the one
+# tokenizer, one KV head, and Gemma-3's sliding window of 32 ahead of full attention.
+SHARED_CONFIG: dict[str, Any] = {
+    "vocab_size": 2048,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 1,
+    "sliding_window": 32,
+    "max_position_embeddings": 4096,
+    "pad_token_id": PAD_ID,
+    "eos_token_id": EOS_ID,
+    "bos_token_id": BOS_ID,
+}
+
+
 def seed_config() -> Any:
     """The upstream seed's mini Gemma-3 (random weights, default initialisation, tied)."""
     from transformers import Gemma3TextConfig
 
     return Gemma3TextConfig(
-        vocab_size=2048,
+        **SHARED_CONFIG,
         hidden_size=320,
         intermediate_size=1280,
         num_hidden_layers=3,
-        num_attention_heads=4,
-        num_key_value_heads=1,
         head_dim=80,
         query_pre_attn_scalar=80,
-        sliding_window=32,
         layer_types=["sliding_attention", "sliding_attention", "full_attention"],
-        max_position_embeddings=4096,
-        pad_token_id=PAD_ID,
-        eos_token_id=EOS_ID,
-        bos_token_id=BOS_ID,
     )
 
 
@@ -188,23 +195,34 @@ def demo_config() -> Any:
     from transformers import Gemma3TextConfig
 
     return Gemma3TextConfig(
-        vocab_size=2048,
+        **SHARED_CONFIG,
         hidden_size=128,
         intermediate_size=256,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=1,
         head_dim=32,
         query_pre_attn_scalar=32,
-        sliding_window=32,
         layer_types=["sliding_attention", "full_attention"],
-        max_position_embeddings=4096,
         initializer_range=0.1,
         tie_word_embeddings=False,
-        pad_token_id=PAD_ID,
-        eos_token_id=EOS_ID,
-        bos_token_id=BOS_ID,
     )
+
+
+def save_tokenizer(tokenizer_object: Any, chat_template: str | None, folder: Path) -> None:
+    """`tokenizer_object` as transformers saves a Gemma tokenizer into `folder`
+    (tokenizer.json, and tokenizer_config.json naming the special tokens and holding
+    `chat_template`, None for none)."""
+    import transformers
+
+    hf: Any = transformers  # transformers' classes are untyped for mypy's strict mode
+    tokenizer = hf.PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer_object,
+        bos_token="<bos>",
+        eos_token="<eos>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+    )
+    tokenizer.chat_template = chat_template
+    tokenizer.save_pretrained(folder)
 
 
 def write_folder(
@@ -225,15 +243,7 @@ def write_folder(
         torch.manual_seed(seed)
         model = hf.AutoModelForCausalLM.from_config(config, dtype=torch.float32)
         model.save_pretrained(staging)  # safetensors, config.json, generation_config.json
-        tokenizer = hf.PreTrainedTokenizerFast(
-            tokenizer_object=train_tokenizer(config.vocab_size),
-            bos_token="<bos>",
-            eos_token="<eos>",
-            pad_token="<pad>",
-            unk_token="<unk>",
-        )
-        tokenizer.chat_template = chat_template
-        tokenizer.save_pretrained(staging)
+        save_tokenizer(train_tokenizer(config.vocab_size), chat_template, staging)
         staging.chmod(0o755)
         if folder.exists():
             shutil.rmtree(folder)

@@ -40,7 +40,7 @@ class Case:
 
     argv: Callable[[Path], list[str]]
     code: int
-    names: Callable[[Path], str]
+    names: str
     env: tuple[tuple[str, str], ...] = ()
 
 
@@ -56,112 +56,83 @@ def _a_file(place: Path) -> str:
     return str(path)
 
 
-MISSING_BUNDLE = Case(lambda p: [str(p / "no-bundle")], EXIT_BAD_INPUT, lambda p: "no-bundle")
+def missing(name: str, *rest: str | Path) -> Case:
+    """The command given a file `name` that does not exist, then `rest` (a `Path` there is a
+    file in the scratch folder): exit 2, naming `name`."""
+    return Case(
+        lambda p: [str(p / name), *(str(p / r) if isinstance(r, Path) else r for r in rest)],
+        EXIT_BAD_INPUT,
+        name,
+    )
+
+
+MISSING_BUNDLE = missing("no-bundle")
 NO_ENGINE_ENV = (("DOCKER_HOST", NO_ENGINE),)
+NO_ENGINE_CASE = Case(lambda p: [], EXIT_FAILED, "no Docker engine answers", NO_ENGINE_ENV)
+UNKNOWN_IMAGE = Case(lambda p: ["no-such-image"], EXIT_BAD_INPUT, "unknown image 'no-such-image'")
+ROOT_IS_A_FILE = Case(lambda p: ["--root", _a_file(p)], EXIT_BAD_INPUT, "a-file")
 
 HOST_CASES: dict[tuple[str, ...], Case] = {
     ("serve",): MISSING_BUNDLE,
-    ("validate",): Case(lambda p: [str(p / "m.yaml")], EXIT_BAD_INPUT, lambda p: "m.yaml"),
-    ("profiles",): Case(lambda p: [str(p / "m.yaml")], EXIT_BAD_INPUT, lambda p: "m.yaml"),
-    ("build",): Case(lambda p: [str(p / "m.yaml"), "--local"], EXIT_BAD_INPUT, lambda p: "m.yaml"),
-    ("lock",): Case(lambda p: [str(p / "m.yaml")], EXIT_BAD_INPUT, lambda p: "m.yaml"),
-    ("run",): Case(
-        lambda p: [str(p / "no-bundle"), "--auto"], EXIT_BAD_INPUT, lambda p: "no-bundle"
-    ),
-    ("generate",): Case(
-        lambda p: [str(p / "no-bundle"), "--prompt-ids", "1,2"],
-        EXIT_BAD_INPUT,
-        lambda p: "no-bundle",
-    ),
+    ("validate",): missing("m.yaml"),
+    ("profiles",): missing("m.yaml"),
+    ("build",): missing("m.yaml", "--local"),
+    ("lock",): missing("m.yaml"),
+    ("run",): missing("no-bundle", "--auto"),
+    ("generate",): missing("no-bundle", "--prompt-ids", "1,2"),
     ("bench",): MISSING_BUNDLE,
-    ("inspect",): Case(lambda p: [str(p / "x.pte")], EXIT_BAD_INPUT, lambda p: "x.pte"),
-    ("diff",): Case(
-        lambda p: [str(p / "old.pte"), str(p / "new.pte")], EXIT_BAD_INPUT, lambda p: "old.pte"
-    ),
-    ("images", "build"): Case(
-        lambda p: ["no-such-image"], EXIT_BAD_INPUT, lambda p: "unknown image 'no-such-image'"
-    ),
-    ("images", "list"): Case(
-        lambda p: [], EXIT_FAILED, lambda p: "no Docker engine answers", NO_ENGINE_ENV
-    ),
+    ("inspect",): missing("x.pte"),
+    ("diff",): missing("old.pte", Path("new.pte")),
+    ("images", "build"): UNKNOWN_IMAGE,
+    ("images", "list"): NO_ENGINE_CASE,
     ("images", "base"): Case(
         lambda p: ["--mirror", "deb.example/debian"],
         EXIT_BAD_INPUT,
-        lambda p: "--mirror deb.example/debian",
+        "--mirror deb.example/debian",
         NO_ENGINE_ENV,
     ),
-    ("images", "lock"): Case(
-        lambda p: ["no-such-image"], EXIT_BAD_INPUT, lambda p: "unknown image 'no-such-image'"
-    ),
-    ("images", "dockerfile"): Case(
-        lambda p: ["no-such-image"], EXIT_BAD_INPUT, lambda p: "unknown image 'no-such-image'"
-    ),
-    ("images", "prune"): Case(
-        lambda p: [], EXIT_FAILED, lambda p: "no Docker engine answers", NO_ENGINE_ENV
-    ),
-    ("keys", "generate"): Case(lambda p: [_a_file(p)], EXIT_BAD_INPUT, lambda p: "a-file"),
+    ("images", "lock"): UNKNOWN_IMAGE,
+    ("images", "dockerfile"): UNKNOWN_IMAGE,
+    ("images", "prune"): NO_ENGINE_CASE,
+    ("keys", "generate"): Case(lambda p: [_a_file(p)], EXIT_BAD_INPUT, "a-file"),
     ("keys", "rotate"): Case(
         lambda p: ["--current", str(p / "old.key"), "--new", str(p / "new")],
         EXIT_BAD_INPUT,
-        lambda p: "--current",
+        "--current",
     ),
     ("keys", "revoke"): Case(
         lambda p: ["ab" * 32, "--key", str(p / "k.key"), "--list", str(p / "r.json")],
         EXIT_BAD_INPUT,
-        lambda p: "k.key",
+        "k.key",
     ),
-    ("keys", "id"): Case(lambda p: [str(p / "x.pub")], EXIT_BAD_INPUT, lambda p: "x.pub"),
-    ("pack",): Case(
-        lambda p: [str(p / "no-bundle"), "-o", str(p / "x.tar")],
-        EXIT_BAD_INPUT,
-        lambda p: "no-bundle",
-    ),
-    ("sign",): Case(
-        lambda p: [str(p / "no-bundle"), "--key", str(p / "k.key")],
-        EXIT_BAD_INPUT,
-        lambda p: "no-bundle",
-    ),
-    ("verify",): Case(
-        lambda p: [str(p / "no-bundle"), "--pubkey", str(p / "k.pub")],
-        EXIT_BAD_INPUT,
-        lambda p: "no-bundle",
-    ),
-    ("rollout",): Case(
-        lambda p: [str(p / "plan.yaml"), "--inventory", str(p / "inv.yml")],
-        EXIT_BAD_INPUT,
-        lambda p: "plan.yaml",
-    ),
+    ("keys", "id"): missing("x.pub"),
+    ("pack",): missing("no-bundle", "-o", Path("x.tar")),
+    ("sign",): missing("no-bundle", "--key", Path("k.key")),
+    ("verify",): missing("no-bundle", "--pubkey", Path("k.pub")),
+    ("rollout",): missing("plan.yaml", "--inventory", Path("inv.yml")),
     ("flash",): Case(
         lambda p: ["--board", "no-board", "--bsp", str(p), "--bundle", str(p / "b.tar")],
         EXIT_BAD_INPUT,
-        lambda p: "--board no-board",
+        "--board no-board",
     ),
 }
 
 DEVICE_CASES: dict[tuple[str, ...], Case] = {
     ("info",): MISSING_BUNDLE,
-    ("run",): Case(
-        lambda p: [str(p / "no-bundle"), "--phase", "decode"],
-        EXIT_BAD_INPUT,
-        lambda p: "no-bundle",
-    ),
-    ("generate",): Case(
-        lambda p: [str(p / "no-bundle"), "--prompt-ids", "1,2"],
-        EXIT_BAD_INPUT,
-        lambda p: "no-bundle",
-    ),
-    ("install",): Case(lambda p: [str(p / "b.tar")], EXIT_BAD_INPUT, lambda p: "b.tar"),
-    ("status",): Case(lambda p: ["--root", _a_file(p)], EXIT_BAD_INPUT, lambda p: "a-file"),
+    ("run",): missing("no-bundle", "--phase", "decode"),
+    ("generate",): missing("no-bundle", "--prompt-ids", "1,2"),
+    ("install",): missing("b.tar"),
+    ("status",): ROOT_IS_A_FILE,
     ("health",): Case(
         lambda p: ["--config", _bad_json(p), "--root", str(p / "state")],
         EXIT_BAD_INPUT,
-        lambda p: "device.json:1:2",
+        "device.json:1:2",
     ),
-    ("rollback",): Case(lambda p: ["--root", _a_file(p)], EXIT_BAD_INPUT, lambda p: "a-file"),
+    ("rollback",): ROOT_IS_A_FILE,
     # Off loopback without an API key: refused before anything listens.
-    ("serve",): Case(lambda p: ["--host", "0.0.0.0"], EXIT_BAD_INPUT, lambda p: "0.0.0.0"),
-    ("trust", "add"): Case(lambda p: [str(p / "r.json")], EXIT_BAD_INPUT, lambda p: "r.json"),
-    ("trust", "status"): Case(lambda p: ["--root", _a_file(p)], EXIT_BAD_INPUT, lambda p: "a-file"),
+    ("serve",): Case(lambda p: ["--host", "0.0.0.0"], EXIT_BAD_INPUT, "0.0.0.0"),
+    ("trust", "add"): missing("r.json"),
+    ("trust", "status"): ROOT_IS_A_FILE,
 }
 
 PROGRAMS = {"trt-edge": (HOST, HOST_CASES), "trt-edge-device": (DEVICE, DEVICE_CASES)}
@@ -207,7 +178,7 @@ def test_bad_input_gets_one_error_line_and_its_exit_code(
     head = f"{prog} {' '.join(path)}: error: "
     error_lines = [line for line in done.stderr.splitlines() if line.startswith(head)]
     assert len(error_lines) == 1, done.stderr
-    assert case.names(tmp_path) in error_lines[0], done.stderr
+    assert case.names in error_lines[0], done.stderr
 
 
 def _help(add_arguments: Callable[..., None] | None) -> str:
@@ -235,7 +206,7 @@ def test_json_commands_print_one_error_document(
     assert done.returncode == case.code, done.stderr
     doc = json.loads(done.stdout)  # exactly one document on stdout
     assert doc["ok"] is False and doc["exit_code"] == case.code
-    assert case.names(tmp_path) in doc["error"] or case.names(tmp_path) in done.stderr
+    assert case.names in doc["error"] or case.names in done.stderr
     assert "Traceback" not in done.stderr
 
 

@@ -58,7 +58,7 @@ def test_assembled_context_has_what_the_dockerfile_copies(
     context.assemble(spec, [wheel], dest)
     assert (dest / "Dockerfile").read_text() == dockerfile.expand(spec).text
     assert (dest / "lock.txt").is_file()
-    assert (dest / "device-entrypoint.sh").is_file()  # the sshd fragment's context file
+    assert (dest / "device-entrypoint.sh").is_file()  # the device-service fragment's context file
     assert not (dest / "image.json").exists()
     assert [p.name for p in (dest / "wheels").iterdir()] == [wheel.name]
     assert (dest / "src" / "device_runner" / "pyproject.toml").is_file()

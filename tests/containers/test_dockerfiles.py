@@ -5,9 +5,10 @@ of images/_fragments/ written in), parsed with `dockerfile-parse` (the parser, n
 regexes over text): the base is a build argument whose default is the image's declared
 base (pinned by digest for every base pulled from a registry), every pip install reads
 the wheelhouse only with hashes required, CA certificates are injected, the identity
-labels come last, device images carry the runner and sshd. And the shared parts have
-one source: the checked-in Dockerfiles name fragments instead of repeating them. The GPU
-images cannot be built here; this is the part of them that can be checked.
+labels come last, device images carry the runner and sshd and run the service by
+default. And the shared parts have one source: the checked-in Dockerfiles name fragments
+instead of repeating them. The GPU images cannot be built here; this is the part of them
+that can be checked.
 """
 
 from __future__ import annotations
@@ -131,14 +132,34 @@ def test_identity_labels_are_present_and_last(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", RUNTIMES)
-def test_runtime_images_run_sshd_with_fresh_host_keys(name: str) -> None:
+def test_runtime_images_carry_sshd_with_fresh_host_keys(name: str) -> None:
     parser = parsed(name)
     runs = " ".join(instructions(parser, "RUN"))
     assert "rm -f /etc/ssh/ssh_host_*" in runs and "ssh-keygen -A" in runs
-    entry = instructions(parser, "ENTRYPOINT")
-    assert entry and "trt-edge-device-entrypoint" in entry[-1]
     [script] = [p for p in expanded(name).context_files if p.name == "device-entrypoint.sh"]
-    assert "exec /usr/sbin/sshd -D -e" in script.read_text()
+    assert "exec /usr/sbin/sshd -D -e" in script.read_text()  # `docker run IMAGE sshd`
+
+
+@pytest.mark.parametrize("name", RUNTIMES)
+def test_runtime_images_serve_by_default_with_a_liveness_check(name: str) -> None:
+    """The default command is the service (the entrypoint's `serve` mode), its port from the
+    image's environment; the health check asks the liveness probe, which needs no key."""
+    parser = parsed(name)
+    [entry] = instructions(parser, "ENTRYPOINT")
+    assert json.loads(entry) == ["/usr/local/sbin/trt-edge-device-entrypoint"]
+    [command] = instructions(parser, "CMD")
+    assert json.loads(command) == ["serve"]
+    env = parser.envs
+    assert env["TRT_EDGE_SERVE_HOST"] == "0.0.0.0" and env["TRT_EDGE_SERVE_PORT"] == "8000"
+    assert "8000" in instructions(parser, "EXPOSE")
+    [health] = instructions(parser, "HEALTHCHECK")
+    assert health.endswith('CMD ["/usr/local/sbin/trt-edge-device-entrypoint", "health"]')
+    [script] = [p for p in expanded(name).context_files if p.name == "device-entrypoint.sh"]
+    text = script.read_text()
+    assert 'exec trt-edge-device serve --host "$host" --port "$port" "$@"' in text
+    assert "/v2/health/live" in text
+    # The image fails to build when its lock lacks what the service imports.
+    assert "trt_edge_runner.serve.app" in " ".join(instructions(parser, "RUN"))
 
 
 @pytest.mark.parametrize("name", RUNTIMES)

@@ -32,15 +32,17 @@ def run_in(client: DockerClient, image: str, *command: str) -> str:
 def test_runtime_image_is_lean_no_torch_executorch_or_numpy(
     docker_client: DockerClient, runtime_image: str
 ) -> None:
-    """Bundles run in the C++ runner; the device agent needs only cryptography."""
+    """Bundles run in the C++ runner; the device agent needs cryptography, its service the
+    serve extra (an ASGI stack, metrics, the tokenizer and chat template)."""
+    wanted = ("cryptography", "starlette", "uvicorn", "prometheus_client", "tokenizers", "jinja2")
     probe = (
         "import importlib.util as u; "
-        "print(' '.join(m for m in ('torch', 'executorch', 'numpy', 'cryptography', "
-        "'trt_edge_runner') if u.find_spec(m)))"
+        "print(' '.join(m for m in ('torch', 'executorch', 'numpy', "
+        f"{', '.join(map(repr, wanted))}, 'trt_edge_runner') if u.find_spec(m)))"
     )
     for python in ("trt-edge-python", "/usr/bin/python3", "python3"):
         found = run_in(docker_client, runtime_image, python, "-c", probe).split()
-        expected = ["cryptography", "trt_edge_runner"] if python != "/usr/bin/python3" else []
+        expected = [*wanted, "trt_edge_runner"] if python != "/usr/bin/python3" else []
         assert found == expected, (python, found)
     for module in ("torch", "executorch", "numpy"):
         done = docker_client.containers.run(
@@ -171,6 +173,7 @@ def test_ssh_into_a_runtime_container_runs_the_device_cli(
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
     container = docker_client.containers.run(
         runtime_image,
+        ["sshd"],  # the entrypoint's fleet mode: sshd only (the default command is the service)
         detach=True,
         environment={"SSH_AUTHORIZED_KEYS": key.with_suffix(".pub").read_text().strip()},
     )
@@ -287,3 +290,22 @@ def test_settings_declared_before_from_reach_the_fragments_on_this_engine(
     )
     image, _ = docker_client.images.build(path=str(tmp_path), rm=True, nocache=True)
     docker_client.images.remove(image.id)
+
+
+def test_the_agent_in_a_memory_limited_container_sees_the_limit(
+    docker_client: DockerClient, runtime_image: str
+) -> None:
+    """`docker run --memory 512m`: /proc/meminfo inside is the host's, but what the agent
+    judges bundles against (info, install's check, a hot swap) is the cgroup's 512 MiB."""
+    output: bytes = docker_client.containers.run(
+        runtime_image,
+        ["trt-edge-device", "info", "--json"],
+        entrypoint=[],
+        remove=True,
+        network_mode="none",
+        mem_limit="512m",
+    )
+    memory = json.loads(output)["device"]["memory"]
+    assert memory["total_bytes"] == 512 << 20, memory
+    assert 0 < memory["available_bytes"] <= 512 << 20
+    assert "capped by /sys/fs/cgroup/" in memory["source"]

@@ -9,8 +9,10 @@ described in docs/contributing.md ("Commands in the docs").
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,3 +120,38 @@ def blocks(page: Path) -> list[Block]:
 
 def all_blocks() -> list[Block]:
     return [block for page in pages() for block in blocks(page)]
+
+
+def marked_block(page: Path, marker: str) -> Block:
+    """The one ```sh block of `page` under a `<!-- MARKER… -->` comment (a test that runs a
+    page's block end to end finds it so, and fails when the page lost or doubled it)."""
+    found = [b for b in blocks(page) if any(m.startswith(marker) for m in b.markers)]
+    where = page.relative_to(REPO)
+    assert len(found) == 1, f"{where} must hold one ```sh block under <!-- {marker} -->"
+    return found[0]
+
+
+def clean_env(*bin_dirs: Path, **extra: str) -> dict[str, str]:
+    """A reader's clean shell: `PATH` (`bin_dirs`, then the system's), `HOME`, `extra`, and
+    `PYTHONPATH` when this session has one (worktrees sharing one venv point it at their
+    own code). No `TRT_EDGE_*` variable and no activated venv leak in from the session."""
+    path = ":".join([*map(str, bin_dirs), "/usr/local/bin", "/usr/bin", "/bin"])
+    env = {"PATH": path, "HOME": os.environ.get("HOME", "/root"), **extra}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
+def run_as_written(
+    argv: list[str], cwd: Path, env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """A documented command (or `bash -euo pipefail -c SCRIPT`) as a reader runs it: in `cwd`
+    with `env`, its output captured as text; the caller judges the exit code."""
+    return subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def bash(script: str) -> list[str]:
+    """`script` run line for line, stopping at the first failure (as the docs promise)."""
+    return ["bash", "-euo", "pipefail", "-c", script]

@@ -10,14 +10,12 @@ reuses export and lowering and every later command runs on the bundle the quicks
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.docs.doc_blocks import README, blocks
+from tests.docs.doc_blocks import README, bash, blocks, clean_env, run_as_written
 from tests.helpers.paths import EXAMPLES
 from tests.helpers.session_builds import fixture_cache_dir
 
@@ -46,24 +44,9 @@ def test_the_quickstart_runs_as_written(tiny_llm_bundle: Path, tmp_path: Path) -
     work = tmp_path / "checkout"
     work.mkdir()
     (work / "examples").symlink_to(EXAMPLES)
-    venv_bin = Path(sys.executable).parent
-    env = {
-        "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": os.environ.get("HOME", "/root"),
-        "TRT_EDGE_CACHE": str(fixture_cache_dir()),
-    }
-    if os.environ.get("PYTHONPATH"):
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    env = clean_env(Path(sys.executable).parent, TRT_EDGE_CACHE=str(fixture_cache_dir()))
     script = "\n".join(quickstart()[len(SETUP) :]) + "\n"
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
+    done = run_as_written(bash(script), work, env, timeout=1800)
     out = done.stdout + done.stderr
     assert done.returncode == 0, out[-4000:]
     bundle = work / "dist" / "tiny-llm-0.1.0"

@@ -95,6 +95,7 @@ def running_fleet(
         for name in names:
             containers[name] = docker_client.containers.run(
                 image,
+                ["sshd"],  # a device for fleet tooling: sshd only (the default is the service)
                 name=f"trt-edge-{name}-{tag}",
                 detach=True,
                 network=network.name,

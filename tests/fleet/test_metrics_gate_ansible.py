@@ -139,3 +139,6 @@ def test_a_device_failing_live_requests_is_rolled_back_and_halts_the_rollout(
     assert devices["dev1"].status()["version"] == "2.0.0"
     for name in ("dev2", "dev3"):
         assert devices[name].status()["version"] == "1.0.0"
+    # The gate's failure (dev2) and the halt's rollback (dev3) are one rollback run.
+    rollback_runs = sorted(p.name for p in work.glob("wave-2-*rollback*.log"))
+    assert rollback_runs == ["wave-2-rollback.log"], rollback_runs

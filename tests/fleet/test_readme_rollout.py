@@ -12,15 +12,13 @@ cannot drift: edit the block and this test runs the edit.
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.docs.doc_blocks import bash, clean_env, marked_block, run_as_written
 from tests.fleet.test_fleet_docker import device_status, running_fleet
 
 if TYPE_CHECKING:
@@ -30,16 +28,12 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "fleet.md"
-MARK = "<!-- readme-test: rollout -->"
+MARK = "readme-test: rollout"
 
 
 def readme_block() -> str:
     """The shell block right after the page's marker."""
-    text = PAGE.read_text(encoding="utf-8")
-    assert text.count(MARK) == 1, f"docs/fleet.md must hold {MARK!r} once"
-    match = re.match(r"\s*```sh\n(.*?)\n```", text.split(MARK, 1)[1], re.DOTALL)
-    assert match, f"no ```sh block right after {MARK!r} in docs/fleet.md"
-    return match.group(1) + "\n"
+    return marked_block(PAGE, MARK).text + "\n"
 
 
 def test_the_page_block_is_commands_only() -> None:
@@ -60,20 +54,10 @@ def test_the_page_rollout_runs_from_a_clean_shell(
     checkout.mkdir()
     (checkout / "examples").symlink_to(REPO / "examples")
     (checkout / ".venv").symlink_to(Path(sys.executable).parent.parent)
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root")}
-    if os.environ.get("PYTHONPATH"):
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    env = clean_env()
     with running_fleet(docker_client, runtime_image, ("edge1", "edge2"), tmp_path) as fleet:
         fleet.inventory(checkout / "inventory.yml")
-        done = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", readme_block()],
-            cwd=checkout,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=3600,
-            check=False,
-        )
+        done = run_as_written(bash(readme_block()), checkout, env, timeout=3600)
         out = done.stdout + done.stderr
         assert done.returncode == 0, out[-6000:]
         assert "rollout tiny-llm 0.1.0 (dry run)" in out, out[-3000:]

@@ -226,7 +226,14 @@ def test_a_one_token_prompt_counts_its_call_as_prefill_time(
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda s: s.update(version=2), "llm.version: this runner reads llm section version 1"),
+        (
+            lambda s: s.update(version=3),
+            "llm.version: this runner reads llm section version 1 or 2",
+        ),
+        (
+            lambda s: (s.update(version=2), s["inputs"].pop("window", None)),
+            "llm.inputs.window: missing",
+        ),
         (lambda s: s.pop("max_cache_len"), "llm.max_cache_len: missing"),
         (lambda s: s.update(max_cache_len=0), "llm.max_cache_len: must be >= 1, got 0"),
         (lambda s: s.update(logits="logits"), "llm.logits: 'logits' is not an output"),
@@ -262,6 +269,7 @@ def test_phase_runs_of_an_llm_bundle_get_the_cache_bounds_check(
     inputs = tmp_path / "in"
     inputs.mkdir()
     np.save(inputs / "input_ids.npy", np.asarray([[3, 4]], np.int64))
+    np.save(inputs / "cache_window.npy", np.arange(MAX_CACHE_LEN, dtype=np.int64))
     for start, code in ((MAX_CACHE_LEN - 2, 0), (MAX_CACHE_LEN - 1, EXIT_REQUEST_REFUSED)):
         np.save(inputs / "cache_position.npy", np.arange(start, start + 2, dtype=np.int64))
         argv = [str(trt_edge_run), "--bundle", str(bundle), "--phase", "prefill"]

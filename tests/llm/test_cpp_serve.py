@@ -2,10 +2,13 @@
 layers): a follow-up turn that reuses the kept KV cache gives the tokens of a cold run, token
 for token, greedy and seeded-sampled, whether it continues the conversation or leaves it part
 way; a stop token ends generation and is kept; a full cache ends it with "cache_full" after
-the tokens `--generate` makes; streamed tokens are the terminal event's."""
+the tokens `--generate` makes; streamed tokens are the terminal event's; an `infer` (which
+overwrites the cache) makes the next turn start cold; `--single-thread` gives the same tokens
+with no work on any other thread."""
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -13,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.helpers.engine_client import Engine, terminal
@@ -132,3 +136,73 @@ def test_sections_for_other_readers_are_not_refused(
     doc["llm"]["chat_template"] = None
     (bundle / "bundle.json").write_text(json.dumps(doc))
     assert len(cli_tokens(trt_edge_run, bundle, PROMPT, 2)) == 2
+
+
+@pytest.mark.xdist_group("llm-gemma3")
+def test_an_infer_drops_the_kept_prefix(
+    trt_edge_run: Path, mini_bundle: Callable[[str], Path]
+) -> None:
+    """An `infer` runs the method on the client's tensors, so it overwrites the KV cache slots
+    the kept conversation lives in: the next `generate` must start cold (nothing reused) and
+    give a cold run's tokens, although its prompt shares the kept prefix."""
+    bundle = mini_bundle("gemma3")
+    with Engine(trt_edge_run, bundle) as engine:
+        ready = engine.event()
+        turn1 = generate(engine, "t1", PROMPT, 6)
+        follow = [*PROMPT, *turn1["tokens"], 60, 61]
+        # Other tokens at the kept conversation's first positions, under the prefill phase.
+        other = np.array([[90, 91, 92, 93, 94, 95, 96, 97]], dtype=np.int64)
+        tensors = {"input_ids": other, "cache_position": np.arange(other.shape[1], dtype=np.int64)}
+        assert [spec["name"] for spec in ready["inputs"]] == list(tensors)
+        inputs = [
+            {"name": name, "dtype": "int64", "shape": list(array.shape),
+             "b64": base64.b64encode(array.tobytes()).decode()}
+            for name, array in tensors.items()
+        ]  # fmt: skip
+        infer = terminal(
+            engine.request(
+                {"id": "i", "op": "infer", "request": {"phase": "prefill"}, "inputs": inputs}
+            )
+        )
+        assert infer["event"] == "done", infer
+        after = generate(engine, "t2", follow, 6)
+        assert after["usage"]["reused_prompt_tokens"] == 0
+        cold = generate(engine, "c", follow, 6, reuse_prefix=False)
+    assert after["tokens"] == cold["tokens"] == cli_tokens(trt_edge_run, bundle, follow, 6)
+
+
+ROUNDS, NEW = 40, MAX_CACHE_LEN - len(PROMPT)
+
+
+def thread_ticks(pid: int) -> dict[int, int]:
+    """CPU clock ticks (user + system) each thread of `pid` has used (Linux /proc)."""
+    ticks = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        ticks[int(task.name)] = int(fields[11]) + int(fields[12])
+    return ticks
+
+
+@pytest.mark.xdist_group("llm-gemma3")
+def test_single_thread_runs_every_kernel_on_the_engine_thread(
+    trt_edge_run: Path, mini_bundle: Callable[[str], Path]
+) -> None:
+    """`--single-thread` (what the service asks for on two cores): the same greedy tokens as
+    the default engine and as `--generate`, and no other thread of the engine does any work
+    (ExecuTorch's pool may exist but gets nothing; the request reader waits in read(2))."""
+    bundle = mini_bundle("gemma3")
+    tokens: dict[tuple[str, ...], list[int]] = {}
+    others: dict[tuple[str, ...], int] = {}
+    for flags in ((), ("--single-thread",)):
+        with Engine(trt_edge_run, bundle, *flags) as engine:
+            engine.event()
+            for n in range(ROUNDS):
+                done = generate(engine, f"r{n}", PROMPT, NEW, reuse_prefix=False)
+                assert tokens.setdefault(flags, done["tokens"]) == done["tokens"]
+            ticks = thread_ticks(engine.process.pid)
+        others[flags] = sum(n for tid, n in ticks.items() if tid != engine.process.pid)
+    # At most a clock tick of start-up work (the default engine's pool worker used 7 here).
+    assert others[("--single-thread",)] <= 1, others
+    assert (
+        tokens[()] == tokens[("--single-thread",)] == cli_tokens(trt_edge_run, bundle, PROMPT, NEW)
+    )

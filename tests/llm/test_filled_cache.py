@@ -7,11 +7,16 @@ the bucket boundaries (a prompt in chunks, then decode steps at positions 63/64 
 127/128); greedy generation crossing both boundaries gives `generate`'s tokens; a window
 shorter than the positions a call writes is refused before executing; and a window wider
 than needed (any bucket) gives the same logits, because the causal mask hides the slots
-past the query.
+past the query. The C++ runner (`trt-edge-run`) feeds the same windows: `--generate` (a
+prompt in prefill chunks, then decode across both boundaries) makes the Python runner's calls
+and tokens and eager transformers' tokens; `--serve`'s prefix reuse across a boundary gives a
+cold run's tokens; a `--phase` call with a short window is refused with the Python message.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,7 +26,9 @@ import pytest
 from trt_edge_runner.bundle_format import BundleManifest
 from trt_edge_runner.errors import InputValueError
 from trt_edge_runner.runner import Runner
+from trt_edge_runner.runner_interface import EXIT_REQUEST_REFUSED
 
+from tests.helpers.engine_client import Engine, terminal
 from tests.helpers.session_builds import build_once
 from tests.llm.conftest import build_bundle
 from tests.llm.llm_folders import manifest_text
@@ -170,3 +177,84 @@ def test_a_window_shorter_than_the_positions_written_is_refused(
     runner = Runner.open(bundle)
     with pytest.raises(InputValueError, match="input 'cache_window' has length 10, but the call"):
         call(runner, "prefill", prompt(4, seed=1), 8, 10)
+
+
+def cpp_generate(binary: Path, bundle: Path, ids: list[int], new_tokens: int) -> Any:
+    argv = [str(binary), "--bundle", str(bundle), "--generate", "--json"]
+    argv += ["--max-new-tokens", str(new_tokens), "--prompt-ids", ",".join(map(str, ids))]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("arch", ARCH)
+def test_cpp_generate_equals_python_and_eager_across_buckets(
+    arch: str, filled_bundle: Callable[[str], tuple[Path, Path]], trt_edge_run: Path
+) -> None:
+    from trt_edge.llm.generation import greedy_generate
+    from trt_edge.llm.reference import eager_generate
+
+    bundle, folder = filled_bundle(arch)
+    ids = prompt(50, seed=5)  # prefill chunks 24 + 24 + 2, then positions 50..138
+    doc = cpp_generate(trt_edge_run, bundle, ids, 90)
+    ours = greedy_generate(Runner.open(bundle), ids, 90)
+    theirs = eager_generate(eager(folder), ids, 90)
+    cpp_calls = [(s["phase"], s["start"], s["seq"]) for s in doc["steps"]]
+    assert cpp_calls == [(s.phase, s.start, s.seq) for s in ours.steps]
+    assert cpp_calls[:3] == [("prefill", 0, 24), ("prefill", 24, 24), ("prefill", 48, 2)]
+    assert cpp_calls[-1][1] >= 128  # the last window is the cap, 160
+    assert doc["tokens"] == ours.tokens == theirs.tokens
+
+
+@pytest.mark.parametrize("arch", ARCH)
+def test_cpp_serve_prefix_reuse_across_a_bucket_equals_a_cold_run(
+    arch: str, filled_bundle: Callable[[str], tuple[Path, Path]], trt_edge_run: Path
+) -> None:
+    """Turn 1 fills 60 slots (window 64); the follow-up reuses them and runs to 100 (window
+    128); a branch leaving after 40 tokens reuses 40 while slots past them hold turn 2's."""
+    from trt_edge.llm.generation import greedy_generate
+
+    bundle, _ = filled_bundle(arch)
+
+    def generate(engine: Engine, rid: str, ids: list[int], **fields: Any) -> Any:
+        request = {"id": rid, "op": "generate", "prompt_ids": ids, "max_new_tokens": 20}
+        done = terminal(engine.request({**request, "ignore_eos": True, **fields}))
+        assert done["event"] == "done", done
+        return done
+
+    ids = prompt(41, seed=9)
+    with Engine(trt_edge_run, bundle) as engine:
+        assert engine.event()["generation"]["max_cache_len"] == CACHE
+        turn1 = generate(engine, "t1", ids)
+        follow = [*ids, *turn1["tokens"], *prompt(20, seed=10)]
+        turn2 = generate(engine, "t2", follow)
+        assert turn2["usage"]["reused_prompt_tokens"] == len(ids) + 20 - 1
+        branch = [*follow[:40], *prompt(30, seed=12)]
+        turn3 = generate(engine, "t3", branch)
+        assert turn3["usage"]["reused_prompt_tokens"] == 40
+        cold2 = generate(engine, "c2", follow, reuse_prefix=False)
+        cold3 = generate(engine, "c3", branch, reuse_prefix=False)
+    assert turn2["tokens"] == cold2["tokens"]
+    assert turn3["tokens"] == cold3["tokens"]
+    runner = Runner.open(bundle)
+    assert turn2["tokens"] == greedy_generate(runner, follow, 20).tokens
+
+
+@pytest.mark.parametrize("arch", ARCH[:1])
+def test_cpp_refuses_a_window_shorter_than_the_positions_written(
+    arch: str, filled_bundle: Callable[[str], tuple[Path, Path]], trt_edge_run: Path, tmp_path: Path
+) -> None:
+    bundle, _ = filled_bundle(arch)
+    np.save(tmp_path / "input_ids.npy", np.asarray([prompt(4, seed=1)], np.int64))
+    np.save(tmp_path / "cache_position.npy", np.arange(8, 12, dtype=np.int64))
+    for window, code in ((12, 0), (11, EXIT_REQUEST_REFUSED)):
+        np.save(tmp_path / "cache_window.npy", np.arange(window, dtype=np.int64))
+        argv = [str(trt_edge_run), "--bundle", str(bundle), "--phase", "prefill"]
+        done = subprocess.run(
+            [*argv, "--inputs", str(tmp_path)], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == code, done.stderr
+    assert (
+        "input 'cache_window' has length 11, but the call writes position 11: the attended "
+        "window must cover positions [0, 12)"
+    ) in done.stderr

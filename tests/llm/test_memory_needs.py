@@ -22,6 +22,20 @@ def manifest_of(bundle: Path) -> BundleManifest:
     return BundleManifest.from_json((bundle / BUNDLE_JSON).read_bytes())
 
 
+def tight_orin_manifest(source: Path, tmp_path: Path) -> Path:
+    """The mini's manifest (`source`) also built for the Orin Nano, with a headroom that
+    leaves its 4 GiB module 8 MiB, written in `tmp_path`."""
+    text = source.read_text().replace("./folder", str(source.parent / "folder"))
+    old = "targets: [cpu-x86_64]"
+    assert old in text
+    text = text.replace(
+        old, "targets: [cpu-x86_64, jetson-orin-nano-jp6]\n  memory_headroom_mib: 4088"
+    )
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(text)
+    return manifest
+
+
 @pytest.mark.parametrize("arch", ARCH)
 def test_kv_cache_bytes_follow_the_models_config(
     arch: str, mini_bundle: Callable[[str], Path], mini_project: Callable[[str], Path]
@@ -112,14 +126,7 @@ def test_build_warns_when_a_boards_memory_less_headroom_cannot_hold_the_bundle(
     from tests.helpers.fixtures_bundles import SOURCE_DATE_EPOCH
     from tests.helpers.session_builds import fixture_cache_dir
 
-    source = mini_project("qwen3")
-    text = source.read_text().replace("./folder", str(source.parent / "folder"))
-    text = text.replace(
-        "targets: [cpu-x86_64]",
-        "targets: [cpu-x86_64, jetson-orin-nano-jp6]\n  memory_headroom_mib: 4088",
-    )
-    manifest = tmp_path / "manifest.yaml"
-    manifest.write_text(text)
+    manifest = tight_orin_manifest(mini_project("qwen3"), tmp_path)
 
     def built(headroom_mib: int | None = None) -> tuple[str, ...]:
         with quiet_library_noise():
@@ -166,14 +173,7 @@ def test_validate_warns_before_building_when_a_board_cannot_hold_the_model(
 ) -> None:
     from trt_edge.cli.main import main
 
-    source = mini_project("qwen3")
-    text = source.read_text().replace("./folder", str(source.parent / "folder"))
-    text = text.replace(
-        "targets: [cpu-x86_64]",
-        "targets: [cpu-x86_64, jetson-orin-nano-jp6]\n  memory_headroom_mib: 4088",
-    )
-    manifest = tmp_path / "manifest.yaml"
-    manifest.write_text(text)
+    manifest = tight_orin_manifest(mini_project("qwen3"), tmp_path)
     assert main(["validate", str(manifest)]) == 0  # a warning, not an error
     captured = capsys.readouterr()
     assert "memory estimated before building: at least" in captured.out

@@ -192,3 +192,21 @@ def test_the_scheme_enters_the_export_lower_and_validate_keys(
         keys[name] = (export, job.lower_key(export), job.validate_key(pte))
     for stage in range(3):
         assert len({k[stage] for k in keys.values()}) == len(keys), stage
+
+
+def test_the_cpp_runner_generates_the_python_runners_tokens(
+    quantized_bundle: Path, trt_edge_run: Path
+) -> None:
+    """trt-edge-run links the quantized kernels (the 4-bit embedding runs outside the XNNPACK
+    delegate): without them the load fails with a missing `quantized_decomposed` operator."""
+    from trt_edge.llm.generation import greedy_generate
+
+    prompt = [5, 6, 7, 8, 9, 10]
+    argv = [str(trt_edge_run), "--bundle", str(quantized_bundle), "--generate", "--json"]
+    argv += ["--prompt-ids", ",".join(map(str, prompt)), "--max-new-tokens", "6"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = json.loads(done.stdout)
+    expected = greedy_generate(Runner.open(quantized_bundle), prompt, 6)
+    assert doc["tokens"] == expected.tokens
+    assert doc["stop"] == expected.stop

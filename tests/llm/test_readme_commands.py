@@ -8,32 +8,26 @@ from what works. The build finds the stage cache the example's session bundle fi
 from __future__ import annotations
 
 import os
-import re
-import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.docs.doc_blocks import marked_block, run_as_written
 from tests.helpers.session_builds import fixture_cache_dir
 from tests.llm.llm_folders import EXAMPLE, REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm-gemma3-example")]
 
-MARKER = "<!-- commands: huggingface"
+MARKER = "commands: huggingface"
 
 
 PAGE = REPO / "docs" / "huggingface.md"
 
 
 def readme_commands() -> list[list[str]]:
-    text = PAGE.read_text(encoding="utf-8")
-    after = text[text.index(MARKER) :]
-    block = re.search(r"```sh\n(.*?)```", after, re.DOTALL)
-    assert block is not None, "the marked code block is missing"
-    return [shlex.split(line, comments=True) for line in block.group(1).splitlines() if line]
+    return marked_block(PAGE, MARKER).commands()
 
 
 def test_the_page_shows_five_commands_after_changing_into_the_example() -> None:
@@ -54,15 +48,7 @@ def test_the_page_commands_run_as_written(gemma3_example_bundle: Path, tmp_path:
     outputs = []
     for command in commands[1:]:
         program = [sys.executable] if command[0] == "python" else [sys.executable, "-m", "trt_edge"]
-        done = subprocess.run(
-            [*program, *command[1:]],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=1800,
-            check=False,
-        )
+        done = run_as_written([*program, *command[1:]], work, env, timeout=1800)
         assert done.returncode == 0, (command, done.stderr[-2000:])
         outputs.append(done)
     _, validated, built, generated, benched = outputs

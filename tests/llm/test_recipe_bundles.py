@@ -45,8 +45,12 @@ def eager(folder: Path) -> Any:
 
 
 def run(runner: Runner, phase: str, ids: list[int], start: int) -> np.ndarray:
-    positions = np.arange(start, start + len(ids), dtype=np.int64)
-    result = runner.run(phase, [np.asarray([ids], dtype=np.int64), positions])
+    from trt_edge.llm.generation import method_inputs
+
+    section = runner.manifest.llm
+    assert section is not None
+    names = [spec.name for spec in runner.manifest.inputs]
+    result = runner.run(phase, method_inputs(section, names, ids, start))
     return np.asarray(result.outputs[0])
 
 
@@ -61,6 +65,7 @@ def test_bundle_carries_the_recipe_contract(arch: str, mini_bundle: Callable[[st
     assert [(t.name, t.shape, t.values) for t in doc.inputs] == [
         ("input_ids", (1, "seq"), (0, 512)),
         ("cache_position", ("seq",), (0, MAX_CACHE_LEN)),
+        ("cache_window", ("window",), (0, MAX_CACHE_LEN)),  # `attention: filled`, the default
     ]
     assert [o.shape for o in doc.outputs] == [(1, 512)]  # last position only
     llm = doc.llm
@@ -75,6 +80,7 @@ def test_bundle_carries_the_recipe_contract(arch: str, mini_bundle: Callable[[st
         "cache_position",
         "output_0",
     )
+    assert (llm.version, llm.window_input, llm.window_bucket) == (2, "cache_window", 64)
     assert (llm.eos_token_ids, llm.bos_token_id, llm.pad_token_id) == ((1,), 2, 0)
     assert llm.requires_zeroed_planned_memory
     assert llm.cache_buffers == ("k_cache_0", "v_cache_0", "k_cache_1", "v_cache_1")
@@ -82,9 +88,12 @@ def test_bundle_carries_the_recipe_contract(arch: str, mini_bundle: Callable[[st
     assert llm.tokenizer == "tokenizer.json"
     data = (bundle / "tokenizer.json").read_bytes()
     assert doc.files["tokenizer.json"].sha256 == hashlib.sha256(data).hexdigest()
-    # The re-expressions keep XNNPACK's partitions whole: a handful, not one per op.
+    # The re-expressions keep XNNPACK's partitions whole: a handful, not one per op. With
+    # `attention: filled` each layer's cache window (a slice_copy of a dynamic length, which
+    # XNNPACK does not take) splits it once more: at most 3 per layer (2 layers: 7 or 8).
     backends = [d.backend_id for d in doc.delegates]
-    assert backends and set(backends) == {"XnnpackBackend"} and len(backends) <= 5
+    layers = len(llm.cache_buffers) // 2
+    assert backends and set(backends) == {"XnnpackBackend"} and len(backends) <= 2 + 3 * layers
     assert doc.provenance["packages"]["transformers"]
     assert list(doc.provenance["requirements"].values()) == [
         doc.provenance["packages"]["transformers"]

@@ -23,6 +23,7 @@ def inputs(ids: list[int], start: int) -> list[np.ndarray]:
     return [
         np.asarray([ids], dtype=np.int64),
         np.arange(start, start + len(ids), dtype=np.int64),
+        np.arange(MAX_CACHE_LEN, dtype=np.int64),  # cache_window: the whole cache covers any call
     ]
 
 
@@ -69,7 +70,12 @@ def test_trt_edge_run_says_the_same_for_given_inputs(
     bundle: Path, tmp_path: Path, trt_edge_cli: Callable[..., Any]
 ) -> None:
     npz = tmp_path / "in.npz"
-    np.savez(npz, input_ids=np.asarray([[3, 4]], np.int64), cache_position=np.asarray([47, 48]))
+    np.savez(
+        npz,
+        input_ids=np.asarray([[3, 4]], np.int64),
+        cache_position=np.asarray([47, 48]),
+        cache_window=np.arange(MAX_CACHE_LEN),
+    )
     done = trt_edge_cli("run", bundle, "--phase", "prefill", "--inputs", npz)
     assert done.returncode == EXIT_BAD_INPUT
     assert "input 'cache_position' holds position 48 (start 47, seq 2)" in done.stderr
@@ -88,7 +94,10 @@ def _edited(bundle: Path, edit: Callable[[dict[str, Any]], None]) -> bytes:
             lambda s: s.update(version=3),
             "llm.version: this runner reads llm section version 1 or 2, the bundle has 3",
         ),
-        (lambda s: s.update(version=2), "llm.inputs.window: missing"),
+        (
+            lambda s: (s.update(version=2), s["inputs"].pop("window", None)),
+            "llm.inputs.window: missing",
+        ),
         (
             lambda s: s.update(tokenizer="vocab.json"),
             "llm.tokenizer: 'vocab.json' is not listed in files",

@@ -51,3 +51,19 @@ def write_manifest(tmp_path: Path) -> Callable[[str], Path]:
         return path
 
     return write
+
+
+@pytest.fixture
+def edited_manifest(write_manifest: Callable[[str], Path]) -> Callable[..., Path]:
+    """`edited_manifest((old, new), ...)`: the base manifest with each `old` replaced by
+    `new` in turn, written. An `old` that is not there fails the test: an edit that missed
+    would quietly test the base manifest instead."""
+
+    def edit(*edits: tuple[str, str]) -> Path:
+        text = BASE
+        for old, new in edits:
+            assert old in text, f"{old!r} is not in the manifest being edited"
+            text = text.replace(old, new)
+        return write_manifest(text)
+
+    return edit

@@ -218,11 +218,12 @@ CASES = [
         "positions",
         "inputs[1].name",
         "name must be 'cache_position' here; a huggingface model's inputs are exactly: input_ids "
-        "int64 [1, seq] values [0, 1000), cache_position int64 [seq] values [0, 64); or leave "
-        "`inputs` out",
+        "int64 [1, seq] values [0, 1000), cache_position int64 [seq] values [0, 64), cache_window "
+        "int64 [window] values [0, 64); or leave `inputs` out",
         old="profiles:\n",
         new="inputs:\n  - {name: input_ids, dtype: int64, shape: [1, seq]}\n"
-        "  - {name: positions, dtype: int64, shape: [seq]}\nprofiles:\n",
+        "  - {name: positions, dtype: int64, shape: [seq]}\n"
+        "  - {name: cache_window, dtype: int64, shape: [window]}\nprofiles:\n",
     ),
     Case(
         "inputs-wrong-values",
@@ -230,11 +231,12 @@ CASES = [
         "[0, 512]",
         "inputs[0].values",
         "values must be [0, 1000) here; a huggingface model's inputs are exactly: input_ids int64"
-        " [1, seq] values [0, 1000), cache_position int64 [seq] values [0, 64); or leave `inputs`"
-        " out",
+        " [1, seq] values [0, 1000), cache_position int64 [seq] values [0, 64), cache_window int64"
+        " [window] values [0, 64); or leave `inputs` out",
         old="profiles:\n",
         new="inputs:\n  - {name: input_ids, dtype: int64, shape: [1, seq], values: [0, 512]}\n"
-        "  - {name: cache_position, dtype: int64, shape: [seq]}\nprofiles:\n",
+        "  - {name: cache_position, dtype: int64, shape: [seq]}\n"
+        "  - {name: cache_window, dtype: int64, shape: [window]}\nprofiles:\n",
     ),
     Case(
         "entrypoint-and-huggingface",
@@ -342,6 +344,7 @@ def test_inputs_are_implied_and_requirements_kept_in_order(tmp_path: Path) -> No
     assert [(t.name, t.dtype, t.shape, t.values) for t in manifest.inputs] == [
         ("input_ids", "int64", (1, "seq"), (0, 1000)),
         ("cache_position", "int64", ("seq",), (0, 64)),
+        ("cache_window", "int64", ("window",), (0, 64)),
     ]
     assert manifest.requirements == ("transformers==5.23.0", "tokenizers>=0.22")
     assert manifest.huggingface.folder == (tmp_path / "folder").resolve()
@@ -350,13 +353,36 @@ def test_inputs_are_implied_and_requirements_kept_in_order(tmp_path: Path) -> No
         64,
     )
     assert manifest.entrypoint is None and manifest.exported is None
+    assert manifest.export_domain() == {"seq": (1, 32), "window": (1, 64)}
+
+
+def test_attention_all_opts_out_of_the_window_input(tmp_path: Path) -> None:
+    """`filled` is the default; `attention: all` keeps the two-input method (llm version 1),
+    whose every profile has no window dimension."""
+    case = Case(
+        "all",
+        0,
+        "",
+        "",
+        "",
+        old="max_cache_len: 64}",
+        new="max_cache_len: 64, attention: all}",
+    )
+    result = load_manifest(_project(tmp_path, case))
+    assert result.ok, [str(d) for d in result.diagnostics]
+    manifest = result.manifest
+    assert manifest is not None and manifest.huggingface is not None
+    assert manifest.huggingface.attention == "all"
+    assert [t.name for t in manifest.inputs] == ["input_ids", "cache_position"]
+    assert all("window" not in p.dims for p in manifest.profiles)
     assert manifest.export_domain() == {"seq": (1, 32)}
 
 
 def test_inputs_written_exactly_as_implied_are_accepted(tmp_path: Path) -> None:
     inputs = (
         "inputs:\n  - {name: input_ids, dtype: int64, shape: [1, seq], values: [0, 1000]}\n"
-        "  - {name: cache_position, dtype: int64, shape: [seq]}\nprofiles:\n"
+        "  - {name: cache_position, dtype: int64, shape: [seq]}\n"
+        "  - {name: cache_window, dtype: int64, shape: [window]}\nprofiles:\n"
     )
     result = load_manifest(_project(tmp_path, Case("ok", 0, "", "", "", "profiles:\n", inputs)))
     assert result.ok and not result.diagnostics, [str(d) for d in result.diagnostics]

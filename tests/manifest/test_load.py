@@ -21,6 +21,7 @@ from trt_edge_runner.bundle_format import DimRange
 REPO = Path(__file__).resolve().parents[2]
 
 Writer = Callable[..., Path]
+Edit = Callable[..., Path]  # the edited_manifest fixture
 
 
 def test_tiny_llm_example_resolves_to_indices_and_ranges() -> None:
@@ -54,24 +55,20 @@ def test_every_example_manifest_is_valid() -> None:
         assert result.ok, [str(d) for d in result.diagnostics]
 
 
-def test_auto_policy_keeps_auto_phases_and_compiles_names(
-    base_text: str, write_manifest: Writer
-) -> None:
-    text = base_text.replace("policy: pinned", "policy: auto").replace(
-        "{prefill: prefill, decode: decode}", "{prefill: 1, decode: auto, chat: decode}"
+def test_auto_policy_keeps_auto_phases_and_compiles_names(edited_manifest: Edit) -> None:
+    m = load_manifest_or_raise(
+        edited_manifest(
+            ("policy: pinned", "policy: auto"),
+            ("{prefill: prefill, decode: decode}", "{prefill: 1, decode: auto, chat: decode}"),
+        )
     )
-    m = load_manifest_or_raise(write_manifest(text))
     assert m.runtime.policy == "auto"
     assert m.runtime.phases == {"prefill": 1, "decode": "auto", "chat": 0}
 
 
-def test_missing_runtime_defaults_to_auto_without_phases(
-    base_text: str, write_manifest: Writer
-) -> None:
-    text = base_text.replace(
-        "runtime:\n  policy: pinned\n  phases: {prefill: prefill, decode: decode}\n", ""
-    )
-    m = load_manifest_or_raise(write_manifest(text))
+def test_missing_runtime_defaults_to_auto_without_phases(edited_manifest: Edit) -> None:
+    runtime = "runtime:\n  policy: pinned\n  phases: {prefill: prefill, decode: decode}\n"
+    m = load_manifest_or_raise(edited_manifest((runtime, "")))
     assert (m.runtime.policy, m.runtime.phases) == ("auto", {})
 
 
@@ -88,20 +85,16 @@ def test_static_model_without_profiles_gets_one_static_profile(write_manifest: W
     assert result.manifest.backend == "auto" and result.manifest.targets == ("cpu-x86_64",)
 
 
-def test_exported_program_path_resolves_relative_to_the_manifest(
-    base_text: str, write_manifest: Writer
-) -> None:
-    path = write_manifest(base_text.replace("entrypoint: model.py:build_model", "exported: m.pt2"))
+def test_exported_program_path_resolves_relative_to_the_manifest(edited_manifest: Edit) -> None:
+    path = edited_manifest(("entrypoint: model.py:build_model", "exported: m.pt2"))
     (path.parent / "m.pt2").write_bytes(b"placeholder: only existence is checked")
     m = load_manifest_or_raise(path)
     assert m.entrypoint is None and m.exported == (path.parent / "m.pt2").resolve()
 
 
-def test_module_entrypoint_is_accepted_without_importing(
-    base_text: str, write_manifest: Writer
-) -> None:
-    text = base_text.replace("model.py:build_model", "no_such_pkg.models:build")
-    m = load_manifest_or_raise(write_manifest(text))
+def test_module_entrypoint_is_accepted_without_importing(edited_manifest: Edit) -> None:
+    path = edited_manifest(("model.py:build_model", "no_such_pkg.models:build"))
+    m = load_manifest_or_raise(path)
     assert m.entrypoint == "no_such_pkg.models:build"
 
 
@@ -115,9 +108,9 @@ def test_module_entrypoint_is_accepted_without_importing(
     ],
 )
 def test_load_or_raise_raises_the_type_of_the_first_failing_step(
-    edit: tuple[str, str], error_type: type[ManifestError], base_text: str, write_manifest: Writer
+    edit: tuple[str, str], error_type: type[ManifestError], edited_manifest: Edit
 ) -> None:
-    path = write_manifest(base_text.replace(*edit))
+    path = edited_manifest(edit)
     with pytest.raises(error_type) as info:
         load_manifest_or_raise(path)
     error = info.value
@@ -126,14 +119,14 @@ def test_load_or_raise_raises_the_type_of_the_first_failing_step(
     assert error.errors and all(d.file == str(path) for d in error.errors)  # still structured
 
 
-def test_all_problems_are_reported_in_one_pass(base_text: str, write_manifest: Writer) -> None:
-    text = (
-        base_text.replace("kind: Model", "kind: Modle")
-        .replace("opt: 128", "opt: 1024")
-        .replace("[cpu-x86_64]", "[cpu-risc5]")
-        .replace("decode: decode}", "decode: -3}")
+def test_all_problems_are_reported_in_one_pass(edited_manifest: Edit) -> None:
+    path = edited_manifest(
+        ("kind: Model", "kind: Modle"),
+        ("opt: 128", "opt: 1024"),
+        ("[cpu-x86_64]", "[cpu-risc5]"),
+        ("decode: decode}", "decode: -3}"),
     )
-    result = load_manifest(write_manifest(text))
+    result = load_manifest(path)
     assert {d.stage for d in result.errors} == {"schema", "semantic", "compatibility"}
     assert [d.line for d in result.errors] == sorted(d.line for d in result.errors)
     assert len(result.errors) == 4 and result.manifest is None
@@ -199,13 +192,12 @@ def test_schema_comment_with_a_nul_byte_is_a_warning_not_a_crash(
     assert any(w.path == "$schema" and "not found" in w.message for w in result.warnings)
 
 
-def test_overlap_under_auto_explains_sticky_first_fit(
-    base_text: str, write_manifest: Writer
-) -> None:
-    text = base_text.replace("dims: {seq: 1}", "dims: {seq: {min: 1, opt: 4, max: 8}}").replace(
-        "policy: pinned", "policy: auto"
+def test_overlap_under_auto_explains_sticky_first_fit(edited_manifest: Edit) -> None:
+    path = edited_manifest(
+        ("dims: {seq: 1}", "dims: {seq: {min: 1, opt: 4, max: 8}}"),
+        ("policy: pinned", "policy: auto"),
     )
-    result = load_manifest(write_manifest(text))
+    result = load_manifest(path)
     assert result.ok
     [warning] = result.warnings
     assert warning.path == "profiles[1]" and warning.line == 14
@@ -216,20 +208,18 @@ def test_overlap_under_auto_explains_sticky_first_fit(
     )
 
 
-def test_profile_inside_an_earlier_one_is_unreachable_under_auto(
-    base_text: str, write_manifest: Writer
-) -> None:
-    text = base_text.replace("dims: {seq: 1}", "dims: {seq: {min: 1, opt: 4, max: 600}}").replace(
-        "policy: pinned\n  phases: {prefill: prefill, decode: decode}", "policy: auto"
+def test_profile_inside_an_earlier_one_is_unreachable_under_auto(edited_manifest: Edit) -> None:
+    path = edited_manifest(
+        ("dims: {seq: 1}", "dims: {seq: {min: 1, opt: 4, max: 600}}"),
+        ("policy: pinned\n  phases: {prefill: prefill, decode: decode}", "policy: auto"),
     )
-    result = load_manifest(write_manifest(text))
+    result = load_manifest(path)
     [warning] = result.warnings
     assert "never selects 'prefill' (#1)" in warning.message
 
 
-def test_gap_inside_the_export_domain_is_a_warning(base_text: str, write_manifest: Writer) -> None:
-    text = base_text.replace("min: 2, opt: 128", "min: 16, opt: 128")
-    result = load_manifest(write_manifest(text))
+def test_gap_inside_the_export_domain_is_a_warning(edited_manifest: Edit) -> None:
+    result = load_manifest(edited_manifest(("min: 2, opt: 128", "min: 16, opt: 128")))
     assert result.ok
     [warning] = result.warnings
     assert (warning.path, warning.line, warning.col) == ("profiles", 11, 1)
@@ -263,8 +253,8 @@ def test_extents_above_int32_are_refused_where_written(
     assert bound[0].line == line
 
 
-def test_largest_int32_extent_is_accepted(base_text: str, write_manifest: Writer) -> None:
-    m = load_manifest_or_raise(write_manifest(base_text.replace("max: 512}", "max: 2147483647}")))
+def test_largest_int32_extent_is_accepted(edited_manifest: Edit) -> None:
+    m = load_manifest_or_raise(edited_manifest(("max: 512}", "max: 2147483647}")))
     assert m.profiles[1].dims["seq"] == DimRange(2, 128, 2**31 - 1)
 
 

@@ -107,3 +107,56 @@ def test_read_meminfo_refuses_a_file_without_memtotal(tmp_path: Path) -> None:
     assert caught.value.hint and "--ignore-memory-check" in caught.value.hint
     with pytest.raises(MemInfoError, match="cannot read"):
         read_meminfo(tmp_path / "missing")
+
+
+HOST = "MemTotal:       16000000 kB\nMemAvailable:   12000000 kB\n"
+
+
+@pytest.mark.parametrize(
+    ("files", "total", "available"),
+    [
+        # cgroup v2 (unified): limit 4 GiB, 1.5 GiB used of which 0.5 GiB reclaimable cache
+        ({"memory.max": f"{4 << 30}\n", "memory.current": f"{3 << 29}\n",
+          "memory.stat": f"anon 1\ninactive_file {1 << 29}\n"}, 4 << 30, 3 << 30),
+        # cgroup v1 (Docker 20.10 here): limit 2 GiB, 1 GiB used, no cache
+        ({"memory/memory.limit_in_bytes": f"{2 << 30}\n",
+          "memory/memory.usage_in_bytes": f"{1 << 30}\n",
+          "memory/memory.stat": "total_inactive_file 0\n"}, 2 << 30, 1 << 30),
+    ],
+)  # fmt: skip
+def test_a_container_limit_caps_what_the_device_has(
+    tmp_path: Path, files: dict[str, str], total: int, available: int
+) -> None:
+    """Inside a container /proc/meminfo is the host's: the memory cgroup's limit is what the
+    bundle may use, and its usage less page cache is what is taken."""
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text(HOST)
+    cgroup = tmp_path / "cgroup"
+    for name, text in files.items():
+        (cgroup / name).parent.mkdir(parents=True, exist_ok=True)
+        (cgroup / name).write_text(text)
+    found = read_meminfo(meminfo, cgroup)
+    assert (found.total_bytes, found.available_bytes) == (total, available)
+    assert "capped by" in found.source and str(cgroup) in found.source
+    assert read_meminfo(meminfo).total_bytes == 16000000 * 1024  # no cgroup root: the file
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"memory.max": "max\n"},  # v2 without a limit
+        {"memory/memory.limit_in_bytes": "9223372036854771712\n"},  # v1 "unlimited"
+        {},  # no memory controller mounted
+    ],
+)
+def test_no_limit_leaves_the_meminfo_figures(tmp_path: Path, files: dict[str, str]) -> None:
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text(HOST)
+    cgroup = tmp_path / "cgroup"
+    cgroup.mkdir()
+    for name, text in files.items():
+        (cgroup / name).parent.mkdir(parents=True, exist_ok=True)
+        (cgroup / name).write_text(text)
+    found = read_meminfo(meminfo, cgroup)
+    assert (found.total_bytes, found.available_bytes) == (16000000 * 1024, 12000000 * 1024)
+    assert found.source == str(meminfo)

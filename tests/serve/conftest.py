@@ -8,6 +8,7 @@ from tests/llm/conftest.py). `Served` knows its process, so tests can find the e
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -17,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -126,6 +128,25 @@ def serve_bundle(
     yield serve
     for served in started:
         served.stop()
+
+
+@pytest.fixture(scope="module")
+def bundle(mini_bundle: Callable[[str], Path]) -> Path:
+    """The bundle a module serves unless it says otherwise: the mini Gemma-3 (built once)."""
+    return mini_bundle("gemma3")
+
+
+@pytest.fixture(scope="module")
+def served(serve_bundle: Callable[..., Served], bundle: Path) -> Served:
+    """`bundle` served with the default settings, for the module (a module needing other
+    settings or another bundle overrides this)."""
+    return serve_bundle(bundle)
+
+
+def bundle_doc(bundle: Path) -> dict[str, Any]:
+    """The bundle's `bundle.json` (the model name requests carry, the LLM facts)."""
+    doc: dict[str, Any] = json.loads((bundle / "bundle.json").read_text())
+    return doc
 
 
 def metric(text: str, metric_name: str, **labels: str) -> float:

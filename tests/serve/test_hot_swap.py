@@ -6,6 +6,7 @@ that does not load leaves the old model serving."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import shutil
@@ -182,4 +183,67 @@ def test_install_and_rollback_swap_without_dropping_a_request(
         assert serving(served.url) == "mini-gemma3"
         assert greedy(client) == before
     finally:
+        served.stop()
+
+
+def test_a_swap_that_does_not_fit_beside_is_done_in_place(
+    device: tuple[Device, Path, Path], tars: tuple[Path, Path], trt_edge_run: Path
+) -> None:
+    """With (measured) no memory to spare, the service never runs two engines: it stops the
+    old model, then loads the new one; a slot that then fails to load brings the old back."""
+    first, work, _ = device
+    agent = dataclasses.replace(first, root=work / "root-tight")
+    old_tar, new_tar = tars
+    meminfo = work / "meminfo-tight"
+    meminfo.write_text("MemTotal:        8000000 kB\nMemAvailable:       1024 kB\n")
+    agent.run("install", str(old_tar), check=True)
+    served = start_service(
+        trt_edge_run,
+        ["--meminfo", meminfo, "--memory-headroom-mib", "0"],
+        work / "service-tight.log",
+        env=agent.env(),
+    )
+    most_engines = 0
+    stop = threading.Event()
+
+    def count_engines() -> None:
+        nonlocal most_engines
+        while not stop.is_set():
+            with contextlib.suppress(OSError):  # a child exited while /proc was read
+                most_engines = max(most_engines, len(served.engines()))
+            time.sleep(0.01)
+
+    counter = threading.Thread(target=count_engines)
+    try:
+        served.wait_ready()
+        client = openai.OpenAI(base_url=f"{served.url}/v1", api_key="-", max_retries=0)
+        before = greedy(client)
+        counter.start()
+        agent.run("install", str(new_tar), check=True)
+        wait_for_model(served, "mini-qwen3")
+        after = greedy(client)
+        assert after.model == "mini-qwen3" and after.finish == "length"
+        log = served.log_text()
+        assert "slot B: swapping in place" in log and "not enough to load it beside" in log, log
+
+        # B damaged and made active: it does not load, so A is loaded again.
+        store = DeviceStore(agent.root)
+        agent.run("rollback", check=True)
+        wait_for_model(served, "mini-gemma3")
+        model = store.slot_dir("B") / "model.pte"
+        data = bytearray(model.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        model.write_bytes(bytes(data))
+        store.save(dataclasses.replace(store.load(), active="B", previous="A"))
+        deadline = time.monotonic() + 120
+        while "from slot A again" not in served.log_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert "slot B did not load" in served.log_text(), served.log_text()
+        served.wait_ready()
+        assert greedy(client) == before
+        stop.set()
+        counter.join(10)
+        assert most_engines == 1, most_engines
+    finally:
+        stop.set()
         served.stop()

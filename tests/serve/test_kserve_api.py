@@ -5,7 +5,6 @@ tensors alike, and requests the bundle cannot serve refused with a 400 naming wh
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,22 +14,12 @@ import pytest
 import tritonclient.http as triton
 from tritonclient.utils import InferenceServerException
 
-from tests.serve.conftest import Served
+from tests.serve.conftest import Served, bundle_doc
 from tests.serve.test_openai_api import reference_tokens
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm-gemma3")]
 
 PROMPT = [2, 40, 41, 42, 43, 44, 45, 46]
-
-
-@pytest.fixture(scope="module")
-def bundle(mini_bundle: Callable[[str], Path]) -> Path:
-    return mini_bundle("gemma3")
-
-
-@pytest.fixture(scope="module")
-def served(serve_bundle: Callable[..., Served], bundle: Path) -> Served:
-    return serve_bundle(bundle)
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +29,7 @@ def client(served: Served) -> triton.InferenceServerClient:
 
 @pytest.fixture(scope="module")
 def name(bundle: Path) -> str:
-    doc: dict[str, Any] = json.loads((bundle / "bundle.json").read_text())
-    return str(doc["model"]["name"])
+    return str(bundle_doc(bundle)["model"]["name"])
 
 
 def prompt_inputs(ids: list[int], binary: bool) -> list[triton.InferInput]:
@@ -49,7 +37,10 @@ def prompt_inputs(ids: list[int], binary: bool) -> list[triton.InferInput]:
     tokens.set_data_from_numpy(np.array([ids], dtype=np.int64), binary_data=binary)
     positions = triton.InferInput("cache_position", [len(ids)], "INT64")
     positions.set_data_from_numpy(np.arange(len(ids), dtype=np.int64), binary_data=binary)
-    return [tokens, positions]
+    # `attention: filled`: the attended window must cover the positions written.
+    window = triton.InferInput("cache_window", [len(ids)], "INT64")
+    window.set_data_from_numpy(np.arange(len(ids), dtype=np.int64), binary_data=binary)
+    return [tokens, positions, window]
 
 
 def test_health_and_metadata(client: triton.InferenceServerClient, name: str) -> None:
@@ -61,6 +52,7 @@ def test_health_and_metadata(client: triton.InferenceServerClient, name: str) ->
     assert [(i["name"], i["datatype"], i["shape"]) for i in meta["inputs"]] == [
         ("input_ids", "INT64", [1, -1]),
         ("cache_position", "INT64", [-1]),
+        ("cache_window", "INT64", [-1]),
     ]
     assert meta["parameters"]["phases"] == {"decode": 0, "prefill": 1}
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from tests.serve.conftest import Served, metric
+from tests.serve.conftest import Served, bundle_doc, metric
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm-gemma3")]
 
@@ -26,23 +25,8 @@ MAX_TOKENS = 12
 
 
 @pytest.fixture(scope="module")
-def bundle(mini_bundle: Callable[[str], Path]) -> Path:
-    return mini_bundle("gemma3")
-
-
-@pytest.fixture(scope="module")
-def served(serve_bundle: Callable[..., Served], bundle: Path) -> Served:
-    return serve_bundle(bundle)
-
-
-@pytest.fixture(scope="module")
 def client(served: Served) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{served.url}/v1", api_key="unused", max_retries=0)
-
-
-def bundle_doc(bundle: Path) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads((bundle / "bundle.json").read_text())
-    return doc
 
 
 def tokenizer(bundle: Path) -> Any:

@@ -6,7 +6,6 @@ leaves nothing but deliberate 503s and no leaked processes or descriptors."""
 from __future__ import annotations
 
 import concurrent.futures
-import json
 import os
 import signal
 import time
@@ -17,16 +16,11 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.serve.conftest import Served, metric
+from tests.serve.conftest import Served, bundle_doc, metric
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm-gemma3")]
 
 TIMEOUT_S = 3
-
-
-@pytest.fixture(scope="module")
-def bundle(mini_bundle: Callable[[str], Path]) -> Path:
-    return mini_bundle("gemma3")
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +29,7 @@ def served(serve_bundle: Callable[..., Served], bundle: Path) -> Served:
 
 
 def body(bundle: Path, **extra: Any) -> dict[str, Any]:
-    name = json.loads((bundle / "bundle.json").read_text())["model"]["name"]
+    name = bundle_doc(bundle)["model"]["name"]
     return {"model": name, "prompt": "The cache", "max_tokens": 4, "temperature": 0, **extra}
 
 

@@ -22,6 +22,13 @@ def verify(bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]) -> tupl
     return code, captured.out + captured.err
 
 
+def verify_refused(bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """`trt-edge verify` refusing the bundle (exit 1): what it printed."""
+    code, out = verify(bundle, keys, capsys)
+    assert code == 1, out
+    return out
+
+
 def test_generated_private_key_is_private_and_not_overwritten(keys: Path) -> None:
     assert (keys / "trt-edge-signing.key").stat().st_mode & 0o777 == 0o600
     before = (keys / "trt-edge-signing.key").read_bytes()
@@ -41,8 +48,7 @@ def test_signed_bundle_verifies(
 def test_unsigned_bundle_is_refused(
     bundle: Path, keys: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = verify(bundle, keys, capsys)
-    assert code == 1
+    out = verify_refused(bundle, keys, capsys)
     assert "bundle.sig: missing; the bundle is unsigned" in out
 
 
@@ -55,8 +61,7 @@ def test_any_changed_byte_is_refused_naming_the_file(
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x01
     path.write_bytes(bytes(data))
-    code, out = verify(bundle, keys, capsys)
-    assert code == 1
+    out = verify_refused(bundle, keys, capsys)
     assert f"{rel}: sha256" in out and "does not match bundle.json" in out
 
 
@@ -78,8 +83,7 @@ def test_edited_bundle_json_is_refused(
     sign(bundle, keys)
     doc = (bundle / "bundle.json").read_bytes().replace(*edit, 1)
     (bundle / "bundle.json").write_bytes(doc)
-    code, out = verify(bundle, keys, capsys)
-    assert code == 1
+    out = verify_refused(bundle, keys, capsys)
     assert refusal in out
 
 
@@ -89,8 +93,7 @@ def test_missing_and_extra_files_are_all_reported(
     sign(bundle, keys)
     (bundle / "reports" / "validation.json").unlink()
     (bundle / "payload.sh").write_text("echo hi\n")
-    code, out = verify(bundle, keys, capsys)
-    assert code == 1
+    out = verify_refused(bundle, keys, capsys)
     assert "reports/validation.json: listed in bundle.json but missing" in out
     assert "payload.sh: extra file not listed in bundle.json" in out
 
@@ -100,8 +103,7 @@ def test_symlink_in_bundle_is_refused(
 ) -> None:
     sign(bundle, keys)
     os.symlink("/etc/passwd", bundle / "passwd")
-    code, out = verify(bundle, keys, capsys)
-    assert code == 1
+    out = verify_refused(bundle, keys, capsys)
     assert "passwd: is a symbolic link" in out
 
 
@@ -110,8 +112,7 @@ def test_wrong_key_is_refused_as_untrusted(
 ) -> None:
     sign(bundle, keys)
     assert main(["keys", "generate", str(tmp_path / "other")]) == 0
-    code, out = verify(bundle, tmp_path / "other", capsys)
-    assert code == 1
+    out = verify_refused(bundle, tmp_path / "other", capsys)
     assert "which is not trusted here" in out
 
 
@@ -127,8 +128,7 @@ def test_signature_made_by_another_key_under_a_trusted_id_is_refused(
     genuine_id = genuine.split(b'"key_id":"')[1].split(b'"')[0]
     forged_id = forged.split(b'"key_id":"')[1].split(b'"')[0]
     (bundle / "bundle.sig").write_bytes(forged.replace(forged_id, genuine_id))
-    code, out = verify(bundle, keys, capsys)
-    assert code == 1
+    out = verify_refused(bundle, keys, capsys)
     assert "signature does not match its content" in out
 
 

@@ -71,15 +71,7 @@ def chat_text(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str | None]
 
         root = tmp_path_factory.mktemp("chat")
         folder = root / "folder"
-        saved = hf.PreTrainedTokenizerFast(
-            tokenizer_object=tokenizer_object,
-            bos_token="<bos>",
-            eos_token="<eos>",
-            pad_token="<pad>",
-            unk_token="<unk>",
-        )
-        saved.chat_template = template
-        saved.save_pretrained(folder)
+        writer.save_tokenizer(tokenizer_object, template, folder)
         reference = hf.AutoTokenizer.from_pretrained(folder, local_files_only=True)
         bundle = root / "bundle"
         bundle.mkdir()

@@ -14,7 +14,6 @@ Regenerate with:
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -137,273 +136,251 @@ def causal() -> dict[str, Any]:
     return d
 
 
-def at(doc: Any, path: list[Any]) -> tuple[Any, Any]:
+def filled() -> dict[str, Any]:
+    """A causal LM built with `attention: filled`: llm section version 2, a third input."""
+    d = causal()
+    d["io"]["inputs"].append(
+        {"name": "cache_window", "dtype": "int64", "shape": ["window"], "values": None}
+    )
+    for p in d["profiles"]:
+        p["dims"]["window"] = {"min": 1, "opt": 32, "max": 32}
+        p["bounds"].append({"input": "cache_window", "min": [1], "max": [32]})
+    d["llm"].update(version=2, window_bucket=16)
+    d["llm"]["inputs"]["window"] = "cache_window"
+    return d
+
+
+DELETE = object()  # `refused`'s value that removes the field instead of setting it
+
+
+def field_name(path: list[Any]) -> str:
+    """A JSON path as trt-edge prints it: `io.inputs[0].shape[1]`, `files.model.pte.size`."""
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+
+
+def edited(path: list[Any], value: Any, base: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `base` with the field at `path` set to `value` (removed for DELETE)."""
+    d = copy.deepcopy(base)
     *parents, last = path
+    o = d
     for p in parents:
-        doc = doc[p]
-    return doc, last
+        o = o[p]
+    if value is DELETE:
+        del o[last]
+    else:
+        o[last] = value
+    return d
 
 
-def setv(path: list[Any], value: Any) -> Callable[[dict[str, Any]], None]:
-    def f(d: dict[str, Any]) -> None:
-        o, k = at(d, path)
-        o[k] = value
-
-    return f
+def valid(name: str, why: str, document: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "why": why, "valid": True, "document": document}
 
 
-def delv(path: list[Any]) -> Callable[[dict[str, Any]], None]:
-    def f(d: dict[str, Any]) -> None:
-        o, k = at(d, path)
-        del o[k]
-
-    return f
-
-
-def vec(
+def refused(
     name: str,
     why: str,
-    fn: Callable[[dict[str, Any]], Any] | None = None,
+    path: list[Any],
+    value: Any = DELETE,
     *,
-    base: dict[str, Any] | None = None,
-    valid: bool,
-    field: str | None = None,
+    base: dict[str, Any] = BASE,
     by: str = "schema",
+    field: str | None = None,
 ) -> dict[str, Any]:
-    d = copy.deepcopy(base if base is not None else BASE)
-    if fn:
-        fn(d)
-    out: dict[str, Any] = {"name": name, "why": why, "valid": valid, "document": d}
-    if not valid:
-        out["field"] = field
-        out["refused_by"] = by
-    return out
+    """`base` with one field edited: the reader refuses it naming that field (or `field`
+    when the refusal is deeper than the edit); `by`: `schema` or `reader` (module doc)."""
+    field = field or field_name(path)
+    document = edited(path, value, base)
+    return {**valid(name, why, document), "valid": False, "field": field, "refused_by": by}
 
 
+def without(d: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if k not in keys}
+
+
+CAUSAL = causal()
+FILLED = filled()
 V = [
-    vec("tiny_llm", "a tiny-LLM bundle with its generation contract", valid=True),
-    vec(
-        "causal_lm",
-        "a causal-LM bundle (llm section, chat template, special tokens)",
-        base=causal(),
-        valid=True,
+    valid("tiny_llm", "a tiny-LLM bundle with its generation contract", copy.deepcopy(BASE)),
+    valid("causal_lm", "a causal-LM bundle (llm section, chat template, special tokens)", CAUSAL),
+    valid(
+        "causal_lm_window",
+        "a causal-LM bundle built with `attention: filled` (llm version 2, inputs.window)",
+        FILLED,
     ),
-    vec(
+    refused(
+        "llm_version_3",
+        "an llm section version this reader does not know",
+        ["llm", "version"],
+        3,
+        base=FILLED,
+        by="reader",
+    ),
+    refused(
+        "llm_window_role_missing",
+        "llm version 2 without inputs.window",
+        ["llm", "inputs", "window"],
+        base=FILLED,
+        by="reader",
+    ),
+    refused(
+        "llm_window_not_an_input",
+        "llm version 2 whose inputs.window names no input",
+        ["llm", "inputs", "window"],
+        "window_slots",
+        base=FILLED,
+        by="reader",
+    ),
+    refused(
+        "llm_window_bucket_missing",
+        "llm version 2 without window_bucket",
+        ["llm", "window_bucket"],
+        base=FILLED,
+        by="reader",
+    ),
+    refused(
+        "llm_window_bucket_zero",
+        "a window bucket below 1",
+        ["llm", "window_bucket"],
+        0,
+        base=FILLED,
+    ),
+    valid(
         "plain",
         "a bundle without generation, delegates or provenance",
-        lambda d: [d.pop(k) for k in ("generation", "delegates", "provenance")],
-        valid=True,
+        without(BASE, "generation", "delegates", "provenance"),
     ),
-    vec(
+    valid(
         "memory_and_quantization",
         "the optional memory and quantization sections",
-        lambda d: d.update(
-            memory=dict(MEMORY),
-            quantization={"scheme": "int8_weight_only"},
-        ),
-        valid=True,
+        {**BASE, "memory": MEMORY, "quantization": {"scheme": "int8_weight_only"}},
     ),
-    vec(
+    valid(
         "null_sections",
         "llm, generation and memory null: read as absent",
-        lambda d: d.update(llm=None, generation=None, memory=None),
-        valid=True,
+        {**BASE, "llm": None, "generation": None, "memory": None},
     ),
-    vec(
+    refused(
         "memory_key_missing",
         "a memory section without its total",
-        setv(["memory"], {k: v for k, v in MEMORY.items() if k != "total_bytes"}),
-        valid=False,
+        ["memory"],
+        without(MEMORY, "total_bytes"),
         field="memory.total_bytes",
     ),
-    vec(
+    valid(
         "unknown_section",
         "a section a newer writer added: ignored by this reader",
-        setv(["future_section"], {"x": 1}),
-        valid=True,
+        {**BASE, "future_section": {"x": 1}},
     ),
-    vec(
+    valid(
         "auto_phase",
         "an auto policy with an auto phase",
-        lambda d: d["runtime"].update(policy="auto", phases={"decode": "auto", "prefill": 1}),
-        valid=True,
+        edited(["runtime"], {"policy": "auto", "phases": {"decode": "auto", "prefill": 1}}, BASE),
     ),
-    vec(
+    refused(
         "schema_version_2",
         "a schema version this reader does not know",
-        setv(["schema_version"], 2),
-        valid=False,
-        field="schema_version",
+        ["schema_version"],
+        2,
         by="reader",
     ),
-    vec(
-        "schema_version_missing",
-        "no schema_version",
-        delv(["schema_version"]),
-        valid=False,
-        field="schema_version",
+    refused("schema_version_missing", "no schema_version", ["schema_version"]),
+    refused("model_missing", "no model", ["model"]),
+    refused("model_name_number", "model.name a number", ["model", "name"], 3),
+    refused("input_name_missing", "an input without a name", ["io", "inputs", 0, "name"]),
+    refused("shape_float", "a shape entry 1.5", ["io", "inputs", 0, "shape", 1], 1.5),
+    refused("shape_bool", "a shape entry true", ["io", "inputs", 0, "shape", 0], True),
+    refused("values_three", "values with three bounds", ["io", "inputs", 0, "values"], [0, 1, 2]),
+    refused(
+        "dim_min_string", "a profile bound as a string", ["profiles", 0, "dims", "seq", "min"], "1"
     ),
-    vec("model_missing", "no model", delv(["model"]), valid=False, field="model"),
-    vec(
-        "model_name_number",
-        "model.name a number",
-        setv(["model", "name"], 3),
-        valid=False,
-        field="model.name",
-    ),
-    vec(
-        "input_name_missing",
-        "an input without a name",
-        delv(["io", "inputs", 0, "name"]),
-        valid=False,
-        field="io.inputs[0].name",
-    ),
-    vec(
-        "shape_float",
-        "a shape entry 1.5",
-        setv(["io", "inputs", 0, "shape", 1], 1.5),
-        valid=False,
-        field="io.inputs[0].shape[1]",
-    ),
-    vec(
-        "shape_bool",
-        "a shape entry true",
-        setv(["io", "inputs", 0, "shape", 0], True),
-        valid=False,
-        field="io.inputs[0].shape[0]",
-    ),
-    vec(
-        "values_three",
-        "values with three bounds",
-        setv(["io", "inputs", 0, "values"], [0, 1, 2]),
-        valid=False,
-        field="io.inputs[0].values",
-    ),
-    vec(
-        "dim_min_string",
-        "a profile bound as a string",
-        setv(["profiles", 0, "dims", "seq", "min"], "1"),
-        valid=False,
-        field="profiles[0].dims.seq.min",
-    ),
-    vec(
+    refused(
         "profile_symbol_missing",
         "a profile without a symbol an input uses",
-        setv(["profiles", 0, "dims"], {}),
-        valid=False,
-        field="profiles[0].dims",
+        ["profiles", 0, "dims"],
+        {},
         by="reader",
     ),
-    vec(
+    refused(
         "policy_unknown",
         "a policy that is neither pinned nor auto",
-        setv(["runtime", "policy"], "sometimes"),
-        valid=False,
-        field="runtime.policy",
+        ["runtime", "policy"],
+        "sometimes",
     ),
-    vec(
-        "phase_negative",
-        "a phase mapped to -1",
-        setv(["runtime", "phases", "decode"], -1),
-        valid=False,
-        field="runtime.phases.decode",
-    ),
-    vec(
+    refused("phase_negative", "a phase mapped to -1", ["runtime", "phases", "decode"], -1),
+    refused(
         "phase_word",
         "a phase mapped to a word other than auto",
-        setv(["runtime", "phases", "decode"], "fast"),
-        valid=False,
-        field="runtime.phases.decode",
+        ["runtime", "phases", "decode"],
+        "fast",
     ),
-    vec(
+    refused(
         "sha256_short",
         "a file digest that is not 64 hex digits",
-        setv(["files", "model.pte", "sha256"], "abc"),
-        valid=False,
-        field="files.model.pte.sha256",
+        ["files", "model.pte", "sha256"],
+        "abc",
     ),
-    vec(
-        "size_negative",
-        "a negative file size",
-        setv(["files", "model.pte", "size"], -1),
-        valid=False,
-        field="files.model.pte.size",
-    ),
-    vec(
-        "delegate_index_missing",
-        "a delegate without an index",
-        delv(["delegates", 0, "index"]),
-        valid=False,
-        field="delegates[0].index",
-    ),
-    vec(
+    refused("size_negative", "a negative file size", ["files", "model.pte", "size"], -1),
+    refused("delegate_index_missing", "a delegate without an index", ["delegates", 0, "index"]),
+    refused(
         "generation_contract_unknown",
         "a generation contract this reader does not know",
-        setv(["generation", "contract"], "other"),
-        valid=False,
-        field="generation.contract",
+        ["generation", "contract"],
+        "other",
     ),
-    vec(
+    refused(
         "generation_tokens_missing",
         "a generation contract without its tokens input",
-        delv(["generation", "tokens"]),
-        valid=False,
-        field="generation.tokens",
+        ["generation", "tokens"],
     ),
-    vec(
+    refused(
         "generation_version_2",
         "a generation section version this reader does not know",
-        setv(["generation", "version"], 2),
-        valid=False,
-        field="generation.version",
+        ["generation", "version"],
+        2,
         by="reader",
     ),
-    vec(
+    refused(
         "generation_tokens_not_an_input",
         "the tokens input names no input",
-        setv(["generation", "tokens"], "ids"),
-        valid=False,
-        field="generation.tokens",
+        ["generation", "tokens"],
+        "ids",
         by="reader",
     ),
-    vec(
+    refused(
         "generation_logits_not_an_output",
         "the logits output names no output",
-        setv(["generation", "logits"], "scores"),
-        valid=False,
-        field="generation.logits",
+        ["generation", "logits"],
+        "scores",
         by="reader",
     ),
-    vec(
+    refused(
         "memory_string",
         "a memory figure as a string",
-        setv(["memory"], {**MEMORY, "total_bytes": "1GB"}),
-        valid=False,
+        ["memory"],
+        {**MEMORY, "total_bytes": "1GB"},
         field="memory.total_bytes",
     ),
-    vec(
+    refused(
         "chat_template_number",
         "a chat template that is not a string",
-        setv(["llm", "chat_template"], 5),
-        base=causal(),
-        valid=False,
-        field="llm.chat_template",
+        ["llm", "chat_template"],
+        5,
+        base=CAUSAL,
     ),
-    vec(
+    refused(
         "special_token_number",
         "a special token that is not a string",
-        setv(["llm", "special_tokens"], {"eos_token": 1}),
-        base=causal(),
-        valid=False,
+        ["llm", "special_tokens"],
+        {"eos_token": 1},
+        base=CAUSAL,
         field="llm.special_tokens.eos_token",
     ),
-    vec(
+    refused(
         "llm_tokenizer_unlisted",
         "a tokenizer file not listed in files",
-        setv(["llm", "tokenizer"], "other.json"),
-        base=causal(),
-        valid=False,
-        field="llm.tokenizer",
+        ["llm", "tokenizer"],
+        "other.json",
+        base=CAUSAL,
         by="reader",
     ),
 ]

@@ -178,17 +178,30 @@ GenerationSection generation_section(const json& section, const Bundle& b,
 LlmSection llm_section(const json& section, const Bundle& b, const std::string& source) {
   const std::string path = "llm";
   const int64_t version = int_field(section, "version", source, path);
-  if (version != kLlmSectionVersion) {
+  if (version != kLlmSectionVersion && version != kLlmSectionWindowVersion) {
     bad(source, "llm.version",
-        "this runner reads llm section version " + std::to_string(kLlmSectionVersion) +
-            ", the bundle has " + std::to_string(version) +
+        "this runner reads llm section version " + std::to_string(kLlmSectionVersion) + " or " +
+            std::to_string(kLlmSectionWindowVersion) + ", the bundle has " +
+            std::to_string(version) +
             "; update the runner or rebuild the bundle with a matching trt-edge");
   }
   LlmSection llm;
+  llm.version = version;
   const json& roles = field(section, "inputs", source, path);
   if (!roles.is_object()) bad(source, "llm.inputs", "expected an object");
   llm.tokens_input = string_field(roles, "tokens", source, "llm.inputs");
   llm.positions_input = string_field(roles, "positions", source, "llm.inputs");
+  if (version == kLlmSectionWindowVersion) {
+    // Version 2 (`attention: filled`): the window input and its bucket are required; a
+    // version-1 section's `window` role, if any, is not read (as in Python).
+    llm.window_input = string_field(roles, "window", source, "llm.inputs");
+    llm.window_bucket = int_field(section, "window_bucket", source, path, 1);
+    llm.window_index = index_of(b.inputs, *llm.window_input);
+    if (llm.window_index == b.inputs.size()) {
+      bad(source, "llm.inputs.window",
+          "'" + *llm.window_input + "' is not an input " + names_of(b.inputs));
+    }
+  }
   llm.tokens_index = index_of(b.inputs, llm.tokens_input);
   llm.positions_index = index_of(b.inputs, llm.positions_input);
   if (llm.tokens_index == b.inputs.size()) {
@@ -266,7 +279,9 @@ LlmSection llm_section(const json& section, const Bundle& b, const std::string& 
       }
     }
   }
-  if (section.contains("window_bucket")) int_field(section, "window_bucket", source, path, 1);
+  if (version != kLlmSectionWindowVersion && section.contains("window_bucket")) {
+    int_field(section, "window_bucket", source, path, 1);  // the schema's type, unread
+  }
   require_bool(section, "adds_bos", source, path);
   require_bool(section, "prepend_bos", source, path);
   require_bool(section, "requires_zeroed_planned_memory", source, path);
@@ -275,6 +290,12 @@ LlmSection llm_section(const json& section, const Bundle& b, const std::string& 
 }
 
 }  // namespace
+
+int64_t LlmSection::window_length(int64_t end) const {
+  const int64_t bucket = std::max<int64_t>(window_bucket, 1);
+  const int64_t rounded = end <= 0 ? 0 : (end + bucket - 1) / bucket * bucket;
+  return std::max<int64_t>(1, std::min(max_cache_len, rounded));
+}
 
 Bundle read_bundle(const std::string& dir) {
   const std::string source = (fs::path(dir) / "bundle.json").string();

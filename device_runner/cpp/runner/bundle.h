@@ -38,15 +38,20 @@ struct Profile {
 /// A phase's target: a profile index, or nullopt for "auto".
 using PhaseTarget = std::optional<int64_t>;
 
-/// The version of bundle.json's `llm` section this runner reads.
+/// The versions of bundle.json's `llm` section this runner reads: 1, and 2 (built with
+/// `attention: filled`: every call also feeds the attended window, `inputs.window`).
 inline constexpr int64_t kLlmSectionVersion = 1;
+inline constexpr int64_t kLlmSectionWindowVersion = 2;
 
 /// bundle.json `llm` (trt_edge_runner.bundle_format.LlmSection): a causal LM built by the
 /// Hugging Face recipe. The method takes `tokens_input` [1, seq] and `positions_input`
 /// [seq] (the cache slots written) and returns `logits_output` [1, vocab_size] for the last
 /// position; the KV cache lives inside the program, kept while the method stays loaded.
+/// Version 2 adds `window_input` [W], whose *length* is how many cache slots attention
+/// reads: W = window_length(start + seq) (contents 0..W-1; only the length is read).
 /// Read strictly: a section this runner cannot honour is a bundle_format refusal.
 struct LlmSection {
+  int64_t version = kLlmSectionVersion;
   int64_t max_cache_len = 0;
   int64_t vocab_size = 0;
   std::string tokens_input;
@@ -56,6 +61,13 @@ struct LlmSection {
   size_t positions_index = 0;  ///< index of positions_input in Bundle::inputs
   size_t logits_index = 0;     ///< index of logits_output in Bundle::outputs
   std::vector<int64_t> eos_token_ids;
+  std::optional<std::string> window_input;  ///< version 2: the attended window's input
+  size_t window_index = 0;                  ///< its index in Bundle::inputs
+  int64_t window_bucket = 1;                ///< version 2: window lengths are multiples of it
+
+  /// The window a call writing positions up to `end - 1` feeds: `end` rounded up to
+  /// window_bucket, capped at max_cache_len (LlmSection.window_length in Python).
+  int64_t window_length(int64_t end) const;
 };
 
 /// The version of bundle.json's `generation` section this runner reads.

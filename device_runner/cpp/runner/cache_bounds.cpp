@@ -45,4 +45,22 @@ void check_cache_positions(const LlmSection& llm, const Array& positions) {
       .with_input(llm.positions_input);
 }
 
+void check_cache_window(const LlmSection& llm, const Array& positions, const Array& window) {
+  if (!llm.window_input) return;
+  if (positions.dtype != "int64" && positions.dtype != "int32") return;
+  const std::vector<int64_t> values = values_of(positions);
+  if (values.empty()) return;
+  const int64_t high = *std::max_element(values.begin(), values.end());
+  const int64_t length = window.shape.empty() ? 0 : window.shape.front();
+  if (length > high) return;
+  throw RunnerError(ErrorKind::kRequestRefused,
+                    "input '" + *llm.window_input + "' has length " + std::to_string(length) +
+                        ", but the call writes position " + std::to_string(high) +
+                        ": the attended window must cover positions [0, " +
+                        std::to_string(high + 1) +
+                        "); feed llm.window_length(start + seq) slots (bundle.json "
+                        "llm.inputs.window)")
+      .with_input(*llm.window_input);
+}
+
 }  // namespace trt_edge::runner

@@ -228,6 +228,8 @@ Options parse_command_line(int argc, char** argv) {
       o.progress = true;
     } else if (a == "--no-verify") {
       o.verify = false;
+    } else if (a == "--single-thread") {
+      o.single_thread = true;
     } else if (a == "--ignore-policy") {
       o.honour_policy = false;
     } else if (a == "--version") {
@@ -246,8 +248,8 @@ Options parse_command_line(int argc, char** argv) {
         o.sampling_given || !o.inputs.empty() || !o.outputs.empty() || o.bench > 0 ||
         !o.dims.empty() || o.check_values || o.runs_given || warmup_given || o.json) {
       throw usage("--serve reads its requests as JSON lines on stdin (docs/engine-protocol.md): "
-                  "it takes only --bundle, --no-verify, --ignore-policy, --progress and "
-                  "--max-request-bytes");
+                  "it takes only --bundle, --no-verify, --ignore-policy, --progress, "
+                  "--single-thread and --max-request-bytes");
     }
     return o;
   }

@@ -30,6 +30,7 @@ struct Options {
   bool json = false;
   bool progress = false;
   bool verify = true;
+  bool single_thread = false;  ///< --single-thread: no ExecuTorch thread pool
   bool honour_policy = true;
   bool version = false;
   bool load_only = false;

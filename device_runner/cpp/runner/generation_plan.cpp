@@ -122,10 +122,12 @@ GenerationPlan plan_causal_lm(const Bundle& b) {
   const LlmSection& llm = *b.llm;
   // No require_phases here: a causal-LM bundle whose policy lacks prefill or decode runs
   // that phase under auto, as the Python generate does.
-  if (b.inputs.size() != 2) {
+  const size_t fed = llm.window_input ? 3 : 2;
+  if (b.inputs.size() != fed) {
     throw refused(b, "the method takes " + std::to_string(b.inputs.size()) + " inputs (" +
                          names_of(b.inputs) + "); generate feeds only llm.inputs tokens '" +
-                         llm.tokens_input + "' and positions '" + llm.positions_input + "'");
+                         llm.tokens_input + "' and positions '" + llm.positions_input + "'" +
+                         (llm.window_input ? " and window '" + *llm.window_input + "'" : ""));
   }
   const std::string sym = tokens_symbol(b, b.inputs[llm.tokens_index]);
   const TensorSpec& positions = b.inputs[llm.positions_index];
@@ -134,12 +136,25 @@ GenerationPlan plan_causal_lm(const Bundle& b) {
     throw refused(b, "input '" + positions.name + "' is not shaped [" + sym +
                          "] (one cache position per token)");
   }
+  if (llm.window_input) {
+    // Its own symbol: the window follows the fill, not the call's token count.
+    const TensorSpec& window = b.inputs[llm.window_index];
+    if (window.shape.size() != 1 || !is_symbol(window.shape[0]) ||
+        std::get<std::string>(window.shape[0]) == sym ||
+        (window.dtype != "int64" && window.dtype != "int32")) {
+      throw refused(b, "input '" + window.name +
+                           "' (llm.inputs.window) is not an integer tensor shaped [window] "
+                           "with a symbol of its own: generate feeds the attended window "
+                           "0..W-1, W the written slots rounded up to llm.window_bucket");
+    }
+  }
   require_float32_logits(b, b.outputs[llm.logits_index]);
   GenerationPlan plan;
   plan.contract = GenerationContract::kCausalLm;
   plan.tokens_index = llm.tokens_index;
   plan.positions_index = llm.positions_index;
   plan.logits_index = llm.logits_index;
+  if (llm.window_input) plan.window_index = llm.window_index;
   plan.vocab_size = llm.vocab_size;
   plan.eos_token_ids = llm.eos_token_ids;
   std::tie(plan.prefill_low, plan.prefill_high) = phase_range(b, kPrefillPhase, sym);

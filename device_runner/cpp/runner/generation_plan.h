@@ -6,13 +6,15 @@
 //
 // Two I/O contracts:
 // - a causal LM (bundle.json `llm`, the Hugging Face recipe): tokens [1, seq] and
-//   positions [seq] in, logits [1, vocab] out; the KV cache lives inside the program;
+//   positions [seq] in (and, built with `attention: filled`, the attended window [W]),
+//   logits [1, vocab] out; the KV cache lives inside the program;
 // - the tiny-LLM contract (bundle.json `generation`, examples/tiny_llm/model.py): tokens
 //   [1, seq], a start position [1] and static KV caches in; logits [1, seq, vocab] and the
 //   updated caches out, fed back on the next call; the caches start zeroed.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,7 @@ struct GenerationPlan {
   size_t logits_index = 0;     ///< the output holding the logits
   std::string tokens_input;     ///< their names, for messages
   std::string positions_input;
+  std::optional<size_t> window_index;  ///< causal LM, llm version 2: the window input [W]
   std::vector<size_t> cache_inputs;   ///< tiny LLM: the cache inputs, in order
   std::vector<size_t> cache_outputs;  ///< tiny LLM: cache k comes back as output cache_outputs[k]
   int64_t vocab_size = 0;

@@ -72,6 +72,15 @@ Array GenerationState::call(const char* phase, const std::vector<int64_t>& ids, 
     std::vector<int64_t> positions(ids.size());
     for (int64_t k = 0; k < n; ++k) positions[static_cast<size_t>(k)] = start + k;
     inputs_[plan_.positions_index] = integers(positions_dtype, {n}, positions);
+    if (plan_.window_index) {
+      // `attention: filled`: the slots written so far rounded up to the bucket; only the
+      // length is read (trt_edge.llm.generation feeds the same).
+      const int64_t window = b.llm->window_length(start + n);
+      std::vector<int64_t> slots(static_cast<size_t>(window));
+      for (int64_t k = 0; k < window; ++k) slots[static_cast<size_t>(k)] = k;
+      const std::string& window_dtype = b.inputs[*plan_.window_index].dtype;
+      inputs_[*plan_.window_index] = integers(window_dtype, {window}, slots);
+    }
   } else {
     inputs_[plan_.positions_index] = integers(positions_dtype, {1}, {start});
   }

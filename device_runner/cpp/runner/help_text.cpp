@@ -11,13 +11,14 @@ const char* const kUsage =
     "                    --load) [--dims sym=v ...] [--seed S] [--inputs DIR [--check-values]]\n"
     "                    [--outputs DIR]\n"
     "                    [--runs N] [--warmup N] [--bench N] [--json] [--progress]\n"
-    "                    [--no-verify] [--ignore-policy]\n"
+    "                    [--no-verify] [--ignore-policy] [--single-thread]\n"
     "       trt-edge-run --bundle DIR --generate --prompt-ids 1,2,3 [--max-new-tokens N]\n"
     "                    [--temperature T] [--top-k K] [--top-p P] [--repetition-penalty R]\n"
     "                    [--sample-seed S] [--stop-token-ids 7,8]\n"
     "                    [--json] [--progress] [--no-verify] [--ignore-policy]\n"
+    "                    [--single-thread]\n"
     "       trt-edge-run --bundle DIR --serve [--max-request-bytes N] [--progress]\n"
-    "                    [--no-verify] [--ignore-policy]\n"
+    "                    [--no-verify] [--ignore-policy] [--single-thread]\n"
     "       trt-edge-run --version [--json]\n";
 
 const char* const kHelp = R"(
@@ -76,6 +77,9 @@ executions after a warm-up, next to a raw Module::execute on the same inputs.
 --progress prints `trt-edge-run: progress: STAGE` on stderr as each stage starts,
 so a parent can name what was running if the process dies. A fatal signal prints
 `trt-edge-run: fatal: SIGSEGV while STAGE`; the process still dies of it.
+--single-thread runs the model's CPU kernels on the calling thread only (no ExecuTorch
+thread pool): what the device service asks of its engine on a machine of two cores or
+fewer, so the pool's threads do not take the core its front end needs for every token.
 --version [--json]: version, architecture, ExecuTorch version, backends, interface.
 
 Exit codes (the failure kind; "kind" in the JSON error):

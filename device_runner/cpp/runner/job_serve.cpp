@@ -311,7 +311,10 @@ class Engine {
     if (!generator_) {
       throw RequestError("request_refused", "this bundle cannot generate: " + no_generation_);
     }
-    const GenerationRequest& g = r.generate;
+    GenerationRequest g = r.generate;
+    // An infer since the last generation ran the method on other tokens: the cache slots the
+    // kept conversation lives in were overwritten, so this one starts cold.
+    if (cache_overwritten_) g.reuse_prefix = false;
     try {
       check_generation_request(*plan_, g.prompt, g.max_new_tokens,
                                RequestFlags{"prompt_ids", "max_new_tokens", false});
@@ -326,6 +329,7 @@ class Engine {
     }
     callbacks.cancelled = [&] { return cancelled.load() || out_.gone(); };
     enter_stage("serving request " + r.id);
+    cache_overwritten_ = false;  // a cold start (or a failure, which forgets it) follows
     const GenerationResult result = generator_->generate(g, callbacks);
     const auto prompt = static_cast<int64_t>(g.prompt.size());
     return Json{{"id", r.id},
@@ -406,6 +410,9 @@ class Engine {
       }
     }
     enter_stage("serving request " + r.id);
+    // From here the method runs on the request's tensors: a causal LM's in-program KV cache
+    // no longer holds the kept conversation (docs/engine-protocol.md, prefix reuse).
+    cache_overwritten_ = true;
     const auto t0 = std::chrono::steady_clock::now();
     RunResult result = guarded(request, [&] { return module_.execute(inputs); });
     const double ms = elapsed_ms(t0);
@@ -442,6 +449,7 @@ class Engine {
   std::optional<GenerationPlan> plan_;
   std::optional<Generator> generator_;
   std::string no_generation_;
+  bool cache_overwritten_ = false;  ///< an infer ran since the last generation
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 // (cpuinfo_utils.cpp) are hidden unless TRT_EDGE_RUNTIME_LOGS=1; every other
 // runtime log line is printed on stderr.
 #include <cstring>
+#include <executorch/extension/threadpool/threadpool_guard.h>
 #include <iostream>
 #include <new>
 #include <optional>
@@ -41,6 +42,10 @@ int run(const Options& o) {
     verify_files(bundle);
   }
   check_target(bundle);
+  // --single-thread: no thread pool for this thread, from the load (XNNPACK takes the pool
+  // when it builds its runtime) through every execution (all on this thread).
+  std::optional<executorch::extension::threadpool::NoThreadPoolGuard> single_thread;
+  if (o.single_thread) single_thread.emplace();
   enter_stage("loading model.pte");
   ProfiledModule module(std::move(bundle), o.honour_policy);
   if (o.load_only) return report_load(o, module);

@@ -213,7 +213,13 @@ RunResult ProfiledModule::execute(const std::vector<Array>& inputs) {
     }
     dims.push_back(dims_of(inputs[i]));
   }
-  if (bundle_.llm) check_cache_positions(*bundle_.llm, inputs[bundle_.llm->positions_index]);
+  if (bundle_.llm) {
+    const LlmSection& llm = *bundle_.llm;
+    check_cache_positions(llm, inputs[llm.positions_index]);
+    if (llm.window_input) {
+      check_cache_window(llm, inputs[llm.positions_index], inputs[llm.window_index]);
+    }
+  }
   const Request request = decision_.profile0_only ? Request::default_request() : current_request();
 
   std::lock_guard<std::mutex> lock(mutex_);

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bundle_integrity.h"
+#include "vector_harness.h"
 #include "vector_json.h"
 
 namespace {
@@ -95,32 +96,20 @@ void check_caps(const json& caps, const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: " << argv[0] << " bundle_layouts.json\n";
-    return 2;
-  }
-  const std::string path = argv[1];
-  json doc;
-  try {
-    std::ifstream in(path);
-    if (!in) throw FormatError(path + ": cannot read");
-    try {
-      doc = json::parse(in);
-    } catch (const json::parse_error& e) {
-      throw FormatError(path + ": not JSON: " + e.what());
+  namespace vectors = trt_edge::vectors;
+  const auto file = vectors::load(argc, argv, "bundle_layouts.json", [](const vectors::VectorFile& f) {
+    if (!f.doc.is_object() || f.doc.value("format", "") != "bundle_layouts") {
+      throw FormatError(f.path + ": not a bundle_layouts vectors file (format must be "
+                                 "\"bundle_layouts\")");
     }
-    if (!doc.is_object() || doc.value("format", "") != "bundle_layouts") {
-      throw FormatError(path + ": not a bundle_layouts vectors file (format must be "
-                               "\"bundle_layouts\")");
-    }
-    check_caps(field(doc, "caps", path), path);
-    if (!field(doc, "cases", path).is_array()) throw FormatError(path + ": 'cases' must be a list");
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 2;
-  }
-  const json& cases = doc.at("cases");
-  size_t failed = 0, skipped = 0;
+    check_caps(field(f.doc, "caps", f.path), f.path);
+    vectors::cases(f);
+  });
+  if (!file) return vectors::kMalformed;
+  const std::string& path = file->path;
+  const json& cases = vectors::cases(*file);
+  vectors::Tally tally;
+  size_t skipped = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     const json& c = cases[i];
     const std::string at = path + ": cases[" + std::to_string(i) + "]";
@@ -159,22 +148,17 @@ int main(int argc, char** argv) {
       fs::remove_all(scratch);
     } catch (const FormatError& e) {
       std::cerr << "error: " << e.what() << "\n";
-      return 2;
+      return vectors::kMalformed;
     } catch (const std::exception& e) {
       std::error_code ec;
       fs::remove_all(scratch_template, ec);
       got = {{"<error>", e.what()}};
     }
-    if (got != want) {
-      ++failed;
-      std::cout << "FAIL " << name << ": expected " << describe(want) << ", got " << describe(got)
-                << "\n";
-    }
+    if (got != want) tally.fail(name + ": expected " + describe(want) + ", got " + describe(got));
   }
   if (skipped > 0) {
     std::cout << "skipped " << skipped
               << " sha256 case(s): built without OpenSSL, this build checks sizes only\n";
   }
-  std::cout << (cases.size() - failed - skipped) << " passed, " << failed << " failed\n";
-  return failed == 0 ? 0 : 1;
+  return tally.report(cases.size() - skipped);
 }

@@ -7,13 +7,13 @@
 // the Python reader's. Prints one line per failing case, then "N passed, M failed";
 // exits 0 when all pass, 1 when any fails, 2 when the file cannot be read or a case is
 // malformed.
-#include <fstream>
 #include <iostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "bundle.h"
+#include "vector_harness.h"
 #include "vector_json.h"
 
 namespace {
@@ -41,33 +41,20 @@ std::string refusal(const json& document) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: " << argv[0] << " bundle_documents.json\n";
-    return 2;
-  }
-  const std::string path = argv[1];
-  json doc;
-  try {
-    std::ifstream in(path);
-    if (!in) throw FormatError(path + ": cannot read");
-    try {
-      doc = json::parse(in);
-    } catch (const json::parse_error& e) {
-      throw FormatError(path + ": not JSON: " + e.what());
-    }
-    if (!doc.is_object() || !doc.contains("format") || doc.at("format") != 1) {
-      throw FormatError(path + ": not a bundle_documents vectors file (format must be 1)");
-    }
-    if (!field(doc, "cases", path).is_array()) throw FormatError(path + ": 'cases' must be a list");
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 2;
-  }
-  const json& cases = doc.at("cases");
-  size_t failed = 0;
+  namespace vectors = trt_edge::vectors;
+  const auto file =
+      vectors::load(argc, argv, "bundle_documents.json", [](const vectors::VectorFile& f) {
+        if (!f.doc.is_object() || !f.doc.contains("format") || f.doc.at("format") != 1) {
+          throw FormatError(f.path + ": not a bundle_documents vectors file (format must be 1)");
+        }
+        vectors::cases(f);
+      });
+  if (!file) return vectors::kMalformed;
+  const json& cases = vectors::cases(*file);
+  vectors::Tally tally;
   for (size_t i = 0; i < cases.size(); ++i) {
     const json& c = cases[i];
-    const std::string at = path + ": cases[" + std::to_string(i) + "]";
+    const std::string at = file->path + ": cases[" + std::to_string(i) + "]";
     std::string name, want, got;
     bool valid = false;
     try {
@@ -80,17 +67,14 @@ int main(int argc, char** argv) {
       got = refusal(field(c, "document", where));
     } catch (const FormatError& e) {
       std::cerr << "error: " << e.what() << "\n";
-      return 2;
+      return vectors::kMalformed;
     }
     if (valid && !got.empty()) {
-      ++failed;
-      std::cout << "FAIL " << name << ": expected valid, got refused: " << got << "\n";
+      tally.fail(name + ": expected valid, got refused: " + got);
     } else if (!valid && got.find(want) == std::string::npos) {
-      ++failed;
-      std::cout << "FAIL " << name << ": expected a refusal naming '" << want << "', got "
-                << (got.empty() ? "valid" : got) << "\n";
+      tally.fail(name + ": expected a refusal naming '" + want + "', got " +
+                 (got.empty() ? "valid" : got));
     }
   }
-  std::cout << (cases.size() - failed) << " passed, " << failed << " failed\n";
-  return failed == 0 ? 0 : 1;
+  return tally.report(cases.size());
 }

@@ -8,7 +8,6 @@
 // pass, 1 when any fails, 2 when the file cannot be read or a case is malformed.
 // Same format and summary as `python -m trt_edge_runner.conformance FILE`.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <stdexcept>
 #include <string>
@@ -18,6 +17,7 @@
 
 #include "trt_edge/mode_decision.h"
 #include "trt_edge/profile_selection.h"
+#include "vector_harness.h"
 #include "vector_json.h"
 
 namespace {
@@ -195,69 +195,45 @@ std::string describe(const trt_edge::ModeDecision& d) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: " << argv[0] << " VECTORS.json\n";
-    return 2;
-  }
-  const std::string path = argv[1];
+  namespace vectors = trt_edge::vectors;
   std::vector<Case> cases;
   std::vector<ModeCase> mode_cases;
-  try {
-    std::ifstream in(path);
-    if (!in) {
-      throw FormatError(path + ": cannot read");
-    }
-    json doc;
-    try {
-      doc = json::parse(in);
-    } catch (const json::parse_error& e) {
-      throw FormatError(path + ": not JSON: " + e.what());
-    }
+  const auto file = vectors::load(argc, argv, "VECTORS.json", [&](const vectors::VectorFile& f) {
+    const json& doc = f.doc;
     const std::string format =
         doc.is_object() && doc.contains("format") && doc.at("format").is_string()
             ? doc.at("format").get<std::string>()
             : "profile_selection";
     if (format != "profile_selection" && format != "mode_decision") {
-      throw FormatError(path + ": format '" + format +
+      throw FormatError(f.path + ": format '" + format +
                         "' is not read by this binary (profile_selection, mode_decision); "
                         "bundle_layouts: trt_edge_bundle_conformance, dtypes: "
                         "trt_edge_dtype_conformance");
     }
-    const json& raw = field(doc, "cases", path);
-    if (!raw.is_array()) {
-      throw FormatError(path + ": 'cases' must be a list");
-    }
+    const json& raw = vectors::cases(f);
     for (size_t i = 0; i < raw.size(); ++i) {
-      const std::string at = path + ": cases[" + std::to_string(i) + "]";
+      const std::string at = f.path + ": cases[" + std::to_string(i) + "]";
       if (format == "mode_decision") {
         mode_cases.push_back(parse_mode_case(raw[i], at));
       } else {
-        cases.push_back(parse_case(raw[i], at));
+        cases.push_back(parse_case(raw[i], at));  // Dims' length_error: exit 2 as well
       }
     }
-  } catch (const std::exception& e) {  // FormatError, or Dims' length_error
-    std::cerr << "error: " << e.what() << "\n";
-    return 2;
-  }
-  size_t failed = 0;
+  });
+  if (!file) return vectors::kMalformed;
+  vectors::Tally tally;
   for (const Case& c : cases) {
     const trt_edge::Selection got = trt_edge::select_profile(c.table, c.request, c.inputs);
     if (!(got == c.expect)) {
-      ++failed;
-      std::cout << "FAIL " << c.name << ": expected " << describe(c.expect) << ", got "
-                << describe(got) << "\n";
+      tally.fail(c.name + ": expected " + describe(c.expect) + ", got " + describe(got));
     }
   }
   for (const ModeCase& c : mode_cases) {
     const trt_edge::ModeDecision got =
         trt_edge::decide_mode(c.delegate_backends, c.profiles, c.native_guard, c.honour_policy);
     if (!(got == c.expect)) {
-      ++failed;
-      std::cout << "FAIL " << c.name << ": expected " << describe(c.expect) << ", got "
-                << describe(got) << "\n";
+      tally.fail(c.name + ": expected " + describe(c.expect) + ", got " + describe(got));
     }
   }
-  const size_t total = cases.size() + mode_cases.size();
-  std::cout << (total - failed) << " passed, " << failed << " failed\n";
-  return failed == 0 ? 0 : 1;
+  return tally.report(cases.size() + mode_cases.size());
 }

@@ -3,11 +3,11 @@
 // trt_edge_runner/dtypes.py), and against ExecuTorch itself: every row's
 // ScalarType code must name the ExecuTorch type of that name, with ExecuTorch's
 // element size. Prints one line per disagreement, then "N passed, M failed";
-// exits 0 when all agree, 1 when any differs, 2 when the file cannot be read.
+// exits 0 when all agree, 1 when any differs, 2 when the file cannot be read
+// (the frame: vector_harness.h).
 #include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
 
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <set>
 #include <string>
@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dtypes.h"
+#include "vector_harness.h"
 
 namespace {
 
@@ -39,61 +40,50 @@ const char* executorch_name(const std::string& dtype) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: " << argv[0] << " dtypes.json\n";
-    return 2;
-  }
-  json doc;
-  try {
-    std::ifstream in(argv[1]);
-    if (!in) throw std::runtime_error(std::string(argv[1]) + ": cannot read");
-    doc = json::parse(in);
-    if (doc.value("format", "") != "dtypes" || !doc.contains("dtypes")) {
-      throw std::runtime_error(std::string(argv[1]) + ": not a dtypes vectors file");
+  namespace vectors = trt_edge::vectors;
+  const auto file = vectors::load(argc, argv, "dtypes.json", [](const vectors::VectorFile& f) {
+    if (f.doc.value("format", "") != "dtypes" || !f.doc.contains("dtypes")) {
+      throw vectors::FormatError(f.path + ": not a dtypes vectors file");
     }
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 2;
-  }
-  size_t checked = 0, failed = 0;
-  auto fail = [&](const std::string& line) {
-    ++failed;
-    std::cout << "FAIL " << line << "\n";
-  };
+  });
+  if (!file) return vectors::kMalformed;
+  size_t checked = 0;
+  vectors::Tally tally;
   std::set<std::string> seen;
-  for (const auto& row : doc.at("dtypes")) {
+  for (const auto& row : file->doc.at("dtypes")) {
     ++checked;
     const std::string name = row.at("name").get<std::string>();
     seen.insert(name);
     const DtypeInfo* d = find_dtype(name);
     if (d == nullptr) {
-      fail(name + ": missing from runner/dtypes.h");
+      tally.fail(name + ": missing from runner/dtypes.h");
       continue;
     }
     if (d->scalar_type != row.at("scalar_type").get<int>()) {
-      fail(name + ": ScalarType code " + std::to_string(d->scalar_type) + ", the table says " +
-           row.at("scalar_type").dump());
+      tally.fail(name + ": ScalarType code " + std::to_string(d->scalar_type) +
+                 ", the table says " + row.at("scalar_type").dump());
     }
     if (d->itemsize != row.at("itemsize").get<size_t>()) {
-      fail(name + ": itemsize " + std::to_string(d->itemsize) + ", the table says " +
-           row.at("itemsize").dump());
+      tally.fail(name + ": itemsize " + std::to_string(d->itemsize) + ", the table says " +
+                 row.at("itemsize").dump());
     }
     if ((d->npy_descr == nullptr) != row.at("numpy").is_null()) {
-      fail(name + ": .npy support disagrees with the table's numpy column");
+      tally.fail(name + ": .npy support disagrees with the table's numpy column");
     }
     const auto st = static_cast<executorch::aten::ScalarType>(d->scalar_type);
     if (std::strcmp(executorch::runtime::toString(st), executorch_name(name)) != 0) {
-      fail(name + ": ExecuTorch calls ScalarType " + std::to_string(d->scalar_type) + " " +
-           executorch::runtime::toString(st) + ", expected " + executorch_name(name));
+      tally.fail(name + ": ExecuTorch calls ScalarType " + std::to_string(d->scalar_type) + " " +
+                 executorch::runtime::toString(st) + ", expected " + executorch_name(name));
     }
     if (executorch::runtime::elementSize(st) != d->itemsize) {
-      fail(name + ": ExecuTorch's element size is " +
-           std::to_string(executorch::runtime::elementSize(st)));
+      tally.fail(name + ": ExecuTorch's element size is " +
+                 std::to_string(executorch::runtime::elementSize(st)));
     }
   }
   for (const auto& d : kDtypes) {
-    if (!seen.count(d.name)) fail(std::string(d.name) + ": in runner/dtypes.h but not in the table");
+    if (!seen.count(d.name)) {
+      tally.fail(std::string(d.name) + ": in runner/dtypes.h but not in the table");
+    }
   }
-  std::cout << (checked - failed) << " passed, " << failed << " failed\n";
-  return failed == 0 ? 0 : 1;
+  return tally.report(checked);
 }

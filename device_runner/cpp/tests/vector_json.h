@@ -1,5 +1,6 @@
-// Reading a vectors file in the C++ conformance binaries: located errors for a
-// field that is missing or of the wrong type (the file is malformed: exit 2).
+// Reading the fields of a vectors file in the C++ conformance binaries: located errors
+// for a field that is missing or of the wrong type (the file is malformed: exit 2).
+// The frame around them (reading the file, the summary line) is vector_harness.h.
 #pragma once
 
 #include <cstdint>

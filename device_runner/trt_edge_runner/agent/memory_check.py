@@ -1,7 +1,8 @@
 """Install's memory check: refuse a bundle this device's memory cannot hold.
 
 The bundle says what it needs (`bundle.json` `memory.total_bytes`, written by the build);
-the device measures what it has (`MemTotal` in `/proc/meminfo`) and keeps a headroom for
+the device measures what it has (`MemTotal` in `/proc/meminfo`, capped by a container's
+memory limit) and keeps a headroom for
 the OS, the agent and the CUDA/TensorRT libraries (`trt_edge_runner.memory_budget`, the
 rule the host's build warning uses too). A bundle over budget is refused before anything
 is extracted, naming both figures and what to do; `--ignore-memory-check` lets it
@@ -21,8 +22,8 @@ from trt_edge_runner.memory_budget import (
     MIB,
     Budget,
     MemInfoError,
+    device_memory,
     mib,
-    read_meminfo,
 )
 
 
@@ -51,7 +52,7 @@ class MemoryCheck:
         if memory is None:
             return f"{manifest.name} {manifest.version} records no memory needs: not checked"
         try:
-            device = read_meminfo(self.meminfo)
+            device = device_memory(self.meminfo)
         except MemInfoError as exc:
             if self.ignore:
                 return f"memory not checked (--ignore-memory-check): {exc}"

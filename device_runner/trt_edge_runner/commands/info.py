@@ -87,14 +87,20 @@ def python_runtime_facts() -> dict[str, Any]:
 
 
 def device_memory() -> dict[str, Any]:
-    """This device's memory (`/proc/meminfo`), or why it cannot be read."""
-    from trt_edge_runner.memory_budget import MemInfoError, read_meminfo
+    """This device's memory (`/proc/meminfo`, capped by a container's limit), or why it
+    cannot be read."""
+    from trt_edge_runner.memory_budget import MemInfoError
+    from trt_edge_runner.memory_budget import device_memory as measured
 
     try:
-        found = read_meminfo()
+        found = measured()
     except MemInfoError as exc:
         return {"error": str(exc)}
-    return {"total_bytes": found.total_bytes, "available_bytes": found.available_bytes}
+    return {
+        "total_bytes": found.total_bytes,
+        "available_bytes": found.available_bytes,
+        "source": found.source,
+    }
 
 
 def bundle_memory(bundle: Path, peak_rss_bytes: Any) -> dict[str, Any] | None:
@@ -140,7 +146,8 @@ def device_memory_line(device: dict[str, Any]) -> str:
         return f"  memory: {device['error']}"
     available = device["available_bytes"]
     free = f", {mib(available)} available" if available is not None else ""
-    return f"  memory: {mib(device['total_bytes'])} total{free} (/proc/meminfo)"
+    source = device.get("source", "/proc/meminfo")
+    return f"  memory: {mib(device['total_bytes'])} total{free} ({source})"
 
 
 def bundle_memory_lines(bundle: dict[str, Any]) -> list[str]:

@@ -118,12 +118,15 @@ class EngineProcess:
         bundle: Path,
         *,
         verify: bool = True,
+        single_thread: bool = False,
         env: Mapping[str, str] | None = None,
     ) -> EngineProcess:
         """Start the engine on `bundle` and wait for `ready`; EngineStartError otherwise."""
         argv = [str(runner), "--bundle", str(bundle), "--serve"]
         if not verify:
             argv.append("--no-verify")
+        if single_thread:
+            argv.append("--single-thread")
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,
@@ -192,11 +195,24 @@ class EngineProcess:
     async def request(
         self, op: str, body: Mapping[str, Any]
     ) -> AsyncGenerator[dict[str, Any], None]:
-        """Send one request; yield its events up to and including `done`.
+        """Send one request; yield its events up to and including `done` (see `batches`)."""
+        async with contextlib.aclosing(self.batches(op, body)) as batches:
+            async for batch in batches:
+                for event in batch:
+                    yield event
 
-        An `error` event raises EngineRequestError; the engine's death raises EngineDied.
-        Leaving the iteration early (the caller was cancelled, the client went away) sends a
-        `cancel` for the request, so the engine stops at its next token.
+    async def batches(
+        self, op: str, body: Mapping[str, Any]
+    ) -> AsyncGenerator[list[dict[str, Any]], None]:
+        """Send one request; yield its events up to and including `done`, in batches.
+
+        A batch is every event of the request that has arrived by the time the caller asks
+        (at least one): a caller slower than the engine (a loaded machine) then handles the
+        tokens that piled up in one go instead of one event-loop turn each, so it catches up
+        instead of falling further behind. An `error` event raises EngineRequestError (after
+        the events before it are yielded); the engine's death raises EngineDied. Leaving the
+        iteration early (the caller was cancelled, the client went away) sends a `cancel`
+        for the request, so the engine stops at its next token.
         """
         request_id = f"r{next(self._ids)}"
         queue: asyncio.Queue[dict[str, Any] | EngineError] = asyncio.Queue()
@@ -205,22 +221,30 @@ class EngineProcess:
         try:
             await self._send({**body, "id": request_id, "op": op})
             while True:
+                batch: list[dict[str, Any]] = []
+                failure: EngineError | None = None
                 item = await queue.get()
-                if isinstance(item, EngineError):
-                    finished = True
-                    raise item
-                event = item.get("event")
-                if event == "error":
-                    finished = True
-                    error = item.get("error") or {}
-                    raise EngineRequestError(
-                        str(error.get("kind", "internal")),
-                        str(error.get("message", "the engine refused the request")),
-                        error.get("field"),
-                    )
-                if event == "done":
-                    finished = True
-                yield item
+                while True:
+                    if isinstance(item, EngineError):
+                        failure = item
+                    elif item.get("event") == "error":
+                        error = item.get("error") or {}
+                        failure = EngineRequestError(
+                            str(error.get("kind", "internal")),
+                            str(error.get("message", "the engine refused the request")),
+                            error.get("field"),
+                        )
+                    else:
+                        batch.append(item)
+                        finished = item.get("event") == "done"
+                    if failure is not None or finished or queue.empty():
+                        break
+                    item = queue.get_nowait()
+                finished = finished or failure is not None
+                if batch:
+                    yield batch
+                if failure is not None:
+                    raise failure
                 if finished:
                     return
         finally:

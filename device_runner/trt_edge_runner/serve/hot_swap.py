@@ -7,6 +7,10 @@ it changed, loads the new slot in a second engine and smoke-runs it. Only then d
 requests go to it; the old model finishes what it holds (`Scheduler.drain`) and its engine
 stops. A load that fails leaves the old model serving and is logged; the next change of
 `state.json` is tried again.
+
+Two models in memory at once must fit (`trt_edge_runner.serve.swap_room`); when they do not,
+the swap is in place: new requests get 503 while the old model drains and stops, then the
+new one loads; if it fails, the old one is loaded again.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trt_edge_runner.agent.store import DeviceStore
+from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
 from trt_edge_runner.errors import TrtEdgeError
 from trt_edge_runner.serve.engine_client import EngineError
 from trt_edge_runner.serve.loaded_model import LoadedModel
 from trt_edge_runner.serve.service import Service
+from trt_edge_runner.serve.swap_room import IN_PLACE, swap_room
 
 LOG = logging.getLogger("trt_edge_runner.serve.hot_swap")
 POLL_S = 1.0
@@ -45,21 +51,67 @@ def active_slot(root: Path) -> ActiveSlot | None:
 
 
 async def swap_to(service: Service, target: ActiveSlot) -> bool:
-    """Load `target` beside the model being served; switch to it once it passed its smoke
-    run and drain the old one. False (the old model keeps serving) when it did not load."""
-    try:
-        model = await LoadedModel.load(target.bundle, target.slot, service.options, service.metrics)
-    except (EngineError, TrtEdgeError, OSError) as exc:
-        LOG.error("slot %s did not load; still serving the previous model: %s", target.slot, exc)
-        service.swap_error = f"slot {target.slot}: {exc}"
-        return False
+    """Serve `target` instead of the current model. Beside it when both fit in memory (no
+    request notices); in place otherwise. False when `target` did not load: the old model
+    keeps serving (beside), or is loaded again (in place)."""
     old = service.current
+    try:
+        manifest = BundleManifest.from_json(
+            (target.bundle / BUNDLE_JSON).read_bytes(), str(target.bundle / BUNDLE_JSON)
+        )
+    except (TrtEdgeError, OSError) as exc:
+        return _not_loaded(service, target, exc)
+    options = service.options
+    room = swap_room(
+        manifest, old.manifest if old else None, options.meminfo, options.memory_headroom_mib
+    )
+    if room.mode == IN_PLACE and old is not None:
+        LOG.warning("slot %s: swapping in place (503 until it is loaded): %s", target.slot,
+                    room.reason)  # fmt: skip
+        return await _swap_in_place(service, old, target)
+    LOG.info("slot %s: loading beside the served model: %s", target.slot, room.reason)
+    try:
+        model = await LoadedModel.load(target.bundle, target.slot, options, service.metrics)
+    except (EngineError, TrtEdgeError, OSError) as exc:
+        return _not_loaded(service, target, exc)
     service.serve(model)
     LOG.info("serving %s %s from slot %s", model.name, model.version, target.slot)
     if old is not None:
         await old.scheduler.drain()
         await old.close()
     return True
+
+
+async def _swap_in_place(service: Service, old: LoadedModel, target: ActiveSlot) -> bool:
+    """Stop serving, let `old` finish and stop, load `target`; on failure load `old` again."""
+    service.unload(f"swapping to slot {target.slot}")
+    await old.scheduler.drain()
+    await old.close()
+    try:
+        model = await LoadedModel.load(target.bundle, target.slot, service.options,
+                                       service.metrics)  # fmt: skip
+    except (EngineError, TrtEdgeError, OSError) as exc:
+        _not_loaded(service, target, exc)
+        try:
+            again = await LoadedModel.load(old.bundle, old.slot, service.options,
+                                           service.metrics)  # fmt: skip
+        except (EngineError, TrtEdgeError, OSError) as exc2:
+            service.load_error = f"slot {target.slot} did not load and {old.slot} neither: {exc2}"
+            LOG.error("%s", service.load_error)
+            return False
+        service.serve(again)
+        LOG.info("serving %s %s from slot %s again", again.name, again.version, old.slot)
+        return False
+    service.serve(model)
+    LOG.info("serving %s %s from slot %s", model.name, model.version, target.slot)
+    return True
+
+
+def _not_loaded(service: Service, target: ActiveSlot, exc: BaseException) -> bool:
+    what = "still serving the previous model" if service.current else "no model is served"
+    LOG.error("slot %s did not load; %s: %s", target.slot, what, exc)
+    service.swap_error = f"slot {target.slot}: {exc}"
+    return False
 
 
 class SlotWatcher:

@@ -20,6 +20,7 @@ from typing import Any
 
 from trt_edge_runner.agent.smoke import phase_dims
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
+from trt_edge_runner.memory_budget import DEFAULT_HEADROOM_MIB, MEMINFO
 from trt_edge_runner.serve.api_errors import ENGINE_ERROR, ApiError
 from trt_edge_runner.serve.engine_client import (
     EngineDied,
@@ -39,6 +40,9 @@ class ServeOptions:
     max_queue: int = 16
     timeout_s: float = 300.0
     verify: bool = True
+    single_thread: bool = False  # the engine's CPU kernels without a thread pool
+    meminfo: Path = MEMINFO  # where a hot swap measures the free memory (swap_room)
+    memory_headroom_mib: int = DEFAULT_HEADROOM_MIB
 
 
 @dataclass
@@ -91,6 +95,7 @@ class LoadedModel:
             bundle,
             smoke,
             verify=options.verify,
+            single_thread=options.single_thread,
             on_restart=metrics.restarts.inc,
         )
         model = cls(bundle, slot, manifest, text, supervisor, scheduler, metrics)
@@ -140,43 +145,51 @@ class LoadedModel:
 
     async def generate(
         self, body: dict[str, Any], deadline: float, arrived: float
-    ) -> AsyncGenerator[dict[str, Any], None]:
-        """The engine's events of one `generate` (tokens streamed, then `done`)."""
+    ) -> AsyncGenerator[list[dict[str, Any]], None]:
+        """The engine's events of one `generate` (tokens streamed, then `done`), in the
+        batches `EngineProcess.batches` makes: the tokens that arrived together."""
         async with self.scheduler.turn(deadline):
             engine = self.supervisor.current()
-            events = engine.request("generate", {**body, "stream": True})
+            batches = engine.batches("generate", {**body, "stream": True})
             last = arrived
             first = True
-            async with contextlib.aclosing(events):
+            async with contextlib.aclosing(batches):
                 while True:
-                    event = await _next(events, deadline, self.scheduler.timeout_s)
-                    if event is None:
+                    batch = await _next(batches, deadline, self.scheduler.timeout_s)
+                    if batch is None:
                         return
                     now = time.monotonic()
-                    if event.get("event") == "token":
-                        (self.metrics.ttft if first else self.metrics.tpot).observe(now - last)
-                        first = False
+                    tokens = sum(1 for event in batch if event.get("event") == "token")
+                    if tokens:
+                        span = now - last
+                        if first:
+                            self.metrics.ttft.observe(span)
+                            first, tokens, span = False, tokens - 1, 0.0
+                        for _ in range(tokens):  # tokens that arrived together share the span
+                            self.metrics.tpot.observe(span / tokens)
                         last = now
-                    elif event.get("event") == "done":
-                        usage = event.get("usage") or {}
+                    done = batch[-1] if batch[-1].get("event") == "done" else None
+                    if done is not None:
+                        usage = done.get("usage") or {}
                         self.metrics.tokens.labels(direction="in").inc(
                             int(usage.get("prompt_tokens", 0))
                         )
                         self.metrics.tokens.labels(direction="out").inc(
                             int(usage.get("completion_tokens", 0))
                         )
-                        self.record_steps(list(event.get("steps") or []))
-                    yield event
-                    if event.get("event") == "done":
+                        self.record_steps(list(done.get("steps") or []))
+                    yield batch
+                    if done is not None:
                         return
 
     async def infer(self, body: dict[str, Any], deadline: float) -> dict[str, Any]:
         async with self.scheduler.turn(deadline):
             engine = self.supervisor.current()
-            events = engine.request("infer", body)
-            async with contextlib.aclosing(events):
-                done = await _next(events, deadline, self.scheduler.timeout_s)
-        assert done is not None
+            batches = engine.batches("infer", body)
+            async with contextlib.aclosing(batches):
+                batch = await _next(batches, deadline, self.scheduler.timeout_s)
+        assert batch is not None
+        done = batch[-1]
         self.metrics.execute.labels(
             phase=_phase_label(body.get("request") or {}), profile=str(done.get("profile"))
         ).observe(float(done.get("latency_ms", 0.0)) / 1000.0)
@@ -188,9 +201,9 @@ class LoadedModel:
 
 
 async def _next(
-    events: AsyncIterator[dict[str, Any]], deadline: float, timeout_s: float
-) -> dict[str, Any] | None:
-    """The next engine event before `deadline`; engine failures as ApiErrors."""
+    events: AsyncIterator[list[dict[str, Any]]], deadline: float, timeout_s: float
+) -> list[dict[str, Any]] | None:
+    """The next batch of engine events before `deadline`; engine failures as ApiErrors."""
     try:
         return await asyncio.wait_for(events.__anext__(), max(0.0, deadline - time.monotonic()))
     except StopAsyncIteration:

@@ -204,15 +204,15 @@ async def _generate(request: Request, endpoint: str, chat: bool) -> Response:
         text: BundleText | None = model.text
         assert text is not None
         stream = text.stream(job.params.stop)
-        events = model.generate(job.engine_body(), model.scheduler.deadline(), arrived)
+        batches = model.generate(job.engine_body(), model.scheduler.deadline(), arrived)
         if job.params.stream:
-            first = await _first(events)
+            first = await _first(batches)
             return StreamingResponse(
-                _sse(service, job, stream, first, events),
+                _sse(service, job, stream, first, batches),
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
             )
-        result = await _until_disconnect(request, _collect(job, stream, events))
+        result = await _until_disconnect(request, _collect(job, stream, batches))
         if result is None:
             service.finish(endpoint, CANCELLED)
             return Response(status_code=499)
@@ -223,29 +223,33 @@ async def _generate(request: Request, endpoint: str, chat: bool) -> Response:
         return JSONResponse(openai_error_body(error), error.status, headers=error.headers)
 
 
-async def _first(events: AsyncGenerator[dict[str, Any], None]) -> dict[str, Any]:
-    """The first event (the first token, or `done`): errors before it are HTTP statuses."""
+async def _first(batches: AsyncGenerator[list[dict[str, Any]], None]) -> list[dict[str, Any]]:
+    """The first batch of events (the first token, or `done`): errors before it are HTTP
+    statuses."""
     try:
-        return await events.__anext__()
+        return await batches.__anext__()
     except BaseException:
-        await events.aclose()
+        await batches.aclose()
         raise
 
 
 async def _collect(
-    job: Generation, stream: TextStream, events: AsyncGenerator[dict[str, Any], None]
+    job: Generation, stream: TextStream, batches: AsyncGenerator[list[dict[str, Any]], None]
 ) -> dict[str, Any]:
     count = 0
     reason = "stop"
-    async with contextlib.aclosing(events):
-        async for event in events:
-            if event.get("event") == "token":
-                count += 1
-                stream.push(int(event["token"]))
-                if stream.stopped:
-                    break
-            elif event.get("event") == "done":
-                reason = FINISH_REASONS.get(str(event.get("stop")), "stop")
+    async with contextlib.aclosing(batches):
+        async for batch in batches:
+            for event in batch:
+                if event.get("event") == "token":
+                    count += 1
+                    stream.push(int(event["token"]))
+                    if stream.stopped:
+                        break
+                elif event.get("event") == "done":
+                    reason = FINISH_REASONS.get(str(event.get("stop")), "stop")
+            if stream.stopped:
+                break
     stream.finish()
     return job.whole(stream.text, reason, _usage(len(job.prompt_ids), count))
 
@@ -280,28 +284,37 @@ async def _sse(
     service: Service,
     job: Generation,
     stream: TextStream,
-    first: dict[str, Any],
-    events: AsyncGenerator[dict[str, Any], None],
+    first: list[dict[str, Any]],
+    batches: AsyncGenerator[list[dict[str, Any]], None],
 ) -> AsyncIterator[bytes]:
+    """One SSE event per token's text, as OpenAI sends them; the events of the tokens that
+    arrived together leave in one write (one send through the ASGI stack, not one each)."""
     outcome = CANCELLED
     count = 0
     reason = "stop"
     try:
         if job.chat:
             yield _event(job.chunk("", None, role=True))
-        event: dict[str, Any] | None = first
-        while event is not None:
-            if event.get("event") == "token":
-                count += 1
-                delta = stream.push(int(event["token"]))
-                if delta:
-                    yield _event(job.chunk(delta, None))
-                if stream.stopped:
-                    break
-            elif event.get("event") == "done":
-                reason = FINISH_REASONS.get(str(event.get("stop")), "stop")
-                break
-            event = await anext_or_none(events)
+        batch: list[dict[str, Any]] | None = first
+        ended = False
+        while batch is not None and not ended:
+            out = []
+            for event in batch:
+                if event.get("event") == "token":
+                    count += 1
+                    delta = stream.push(int(event["token"]))
+                    if delta:
+                        out.append(_event(job.chunk(delta, None)))
+                    if stream.stopped:
+                        ended = True
+                        break
+                elif event.get("event") == "done":
+                    reason = FINISH_REASONS.get(str(event.get("stop")), "stop")
+                    ended = True
+            if out:
+                yield b"".join(out)
+            if not ended:
+                batch = await anext_or_none(batches)
         rest = stream.finish()
         if rest:
             yield _event(job.chunk(rest, None))
@@ -316,13 +329,15 @@ async def _sse(
         yield _event(openai_error_body(error))
         yield b"data: [DONE]\n\n"
     finally:
-        await events.aclose()
+        await batches.aclose()
         service.finish(job.endpoint, outcome)
 
 
-async def anext_or_none(events: AsyncGenerator[dict[str, Any], None]) -> dict[str, Any] | None:
+async def anext_or_none(
+    batches: AsyncGenerator[list[dict[str, Any]], None],
+) -> list[dict[str, Any]] | None:
     try:
-        return await events.__anext__()
+        return await batches.__anext__()
     except StopAsyncIteration:
         return None
 

@@ -51,5 +51,10 @@ class Service:
         self.load_error = None
         self.metrics.serving(model.name, model.version, model.slot or "")
 
+    def unload(self, why: str) -> None:
+        """Stop handing out a model (503 with `why` until `serve` is called again)."""
+        self.current = None
+        self.load_error = why
+
     def finish(self, endpoint: str, outcome: str) -> None:
         self.metrics.request(endpoint, outcome)

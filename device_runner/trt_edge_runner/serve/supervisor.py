@@ -38,12 +38,14 @@ class Supervisor:
         smoke: SmokeRun,
         *,
         verify: bool = True,
+        single_thread: bool = False,
         on_restart: Callable[[], None] = lambda: None,
     ) -> None:
         self.runner = runner
         self.bundle = bundle
         self._smoke = smoke
         self._verify = verify
+        self._single_thread = single_thread
         self._on_restart = on_restart
         self.engine: EngineProcess | None = None
         self.state = "starting"
@@ -51,7 +53,9 @@ class Supervisor:
         self._watcher: asyncio.Task[None] | None = None
 
     async def _start_once(self) -> EngineProcess:
-        engine = await EngineProcess.start(self.runner, self.bundle, verify=self._verify)
+        engine = await EngineProcess.start(
+            self.runner, self.bundle, verify=self._verify, single_thread=self._single_thread
+        )
         try:
             await self._smoke(engine)
         except (EngineError, ApiError) as exc:

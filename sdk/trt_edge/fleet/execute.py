@@ -261,11 +261,13 @@ def run_rollout(
             for device in wave
         ]
         report.devices.extend(results)
+        run = _Run(command, vars_file, env, workdir, say)
+        gate_failed: list[DeviceResult] = []
         if plan.health.metrics is not None:
-            run = _Run(command, vars_file, env, workdir, say)
-            _live_traffic_gate(results, number, plan.health.metrics, manifest, run)
+            gate_failed = _live_traffic_gate(results, number, plan.health.metrics, manifest, run)
         attempted += len(results)
         failed += sum(1 for result in results if result.result != "updated")
+        halted_wave: list[DeviceResult] = []
         if threshold_crossed(plan.failure_threshold, failed, attempted):
             report.halted = True
             report.halt_reason = (
@@ -274,8 +276,9 @@ def run_rollout(
             )
             say(f"HALT: {report.halt_reason}")
             if plan.on_halt == "rollback_wave":
-                run = _Run(command, vars_file, env, workdir, say)
-                _roll_wave_back(report, number, run)
+                halted_wave = [d for d in results if d.result == "updated"]
+        if gate_failed or halted_wave:
+            _roll_back(gate_failed, halted_wave, number, run)
     return report
 
 
@@ -312,20 +315,37 @@ class _Run:
         return report_dir, log
 
 
-def _rolled_back(
-    devices: list[DeviceResult], number: int, run: _Run, name: str
-) -> dict[str, tuple[bool, dict[str, Any], str]]:
-    """Roll `devices` back (the rollback playbook); per host: (done, its report, the
-    error line when it was not)."""
+def _roll_back(
+    gate_failed: list[DeviceResult], halted: list[DeviceResult], number: int, run: _Run
+) -> None:
+    """One run of the rollback playbook for wave `number`: the devices that failed the
+    live-traffic gate and, after a halt with `on_halt: rollback_wave`, the wave's updated
+    ones (one `ansible-playbook` run, not one per reason). A device that went back is
+    `rolled_back` on the version it runs now; its reason says why it went back, or why
+    the rollback failed."""
+    if gate_failed:
+        run.say(f"wave {number}: rolling back {len(gate_failed)} device(s) that failed the gate")
+    if halted:
+        run.say(f"rolling wave {number} back on {len(halted)} updated device(s)")
+    devices = [(d, False) for d in gate_failed] + [(d, True) for d in halted]
     report_dir, log = run.playbook(
-        f"wave-{number}-{name}", rollback_playbook_yaml(), [d.host for d in devices], {}
+        f"wave-{number}-rollback", rollback_playbook_yaml(), [d.host for d, _ in devices], {}
     )
-    outcomes = {}
-    for device in devices:
+    for device, after_halt in devices:
         raw = _read_report(report_dir / f"{device.host}.json") or {}
+        done = str(raw.get("rollback_rc")) == "0"
         error = _last_line(raw.get("rollback_stderr")) or f"no report, see {log}"
-        outcomes[device.host] = (str(raw.get("rollback_rc")) == "0", raw, error)
-    return outcomes
+        if done:
+            device.result = "rolled_back"
+            device.new_version = _json(raw.get("after")).get("version")
+        if after_halt:
+            device.reason = (
+                f"wave {number} rolled back after the halt"
+                if done
+                else f"wave {number} rollback after the halt failed: {error}"
+            )
+        elif not done:
+            device.reason += f"; rollback failed: {error}"
 
 
 def _live_traffic_gate(
@@ -334,16 +354,16 @@ def _live_traffic_gate(
     gate: MetricsGate,
     manifest: BundleManifest,
     run: _Run,
-) -> None:
+) -> list[DeviceResult]:
     """`health.metrics` on the wave's updated devices: scrape each service's `/metrics`
-    twice over the window (Ansible, on the device), judge the deltas on this host, and
-    roll back each device that crossed a threshold (a failed device, counted against the
-    failure threshold like a failed smoke-run gate)."""
+    twice over the window (Ansible, on the device) and judge the deltas on this host. A
+    device that crossed a threshold is failed (counted against the failure threshold like
+    a failed smoke-run gate); they are returned for the wave's rollback run."""
     from trt_edge.fleet.metrics_gate import MetricsThresholds
 
     updated = [d for d in results if d.result == "updated"]
     if not updated:
-        return
+        return []
     run.say(
         f"wave {number}: live-traffic gate on {len(updated)} device(s), window {gate.window_s:g} s"
     )
@@ -374,17 +394,7 @@ def _live_traffic_gate(
         device.result = "failed"
         device.reason = "live-traffic gate failed: " + "; ".join(verdict.failures)
         failing.append(device)
-    if not failing:
-        return
-    run.say(f"wave {number}: rolling back {len(failing)} device(s) that failed the gate")
-    outcomes = _rolled_back(failing, number, run, "metrics-rollback")
-    for device in failing:
-        done, raw, error = outcomes[device.host]
-        if done:
-            device.result = "rolled_back"
-            device.new_version = _json(raw.get("after")).get("version")
-        else:
-            device.reason += f"; rollback failed: {error}"
+    return failing
 
 
 def metrics_verdict(
@@ -413,23 +423,6 @@ def metrics_verdict(
     return judge(
         host, str(raw.get("metrics_0", "")), str(raw.get("metrics_1", "")), thresholds, expected
     )
-
-
-def _roll_wave_back(report: RolloutReport, number: int, run: _Run) -> None:
-    """Run the rollback playbook on the halted wave's devices that did update."""
-    updated = [d for d in report.devices if d.wave == number and d.result == "updated"]
-    if not updated:
-        return
-    run.say(f"rolling wave {number} back on {len(updated)} updated device(s)")
-    outcomes = _rolled_back(updated, number, run, "rollback")
-    for device in updated:
-        done, raw, error = outcomes[device.host]
-        if done:
-            device.result = "rolled_back"
-            device.new_version = _json(raw.get("after")).get("version")
-            device.reason = f"wave {number} rolled back after the halt"
-        else:
-            device.reason = f"wave {number} rollback after the halt failed: {error}"
 
 
 def _read_report(path: Path) -> dict[str, Any] | None:

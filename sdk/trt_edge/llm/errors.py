@@ -9,19 +9,20 @@ from __future__ import annotations
 from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
 
 
-class GenerateContractError(TrtEdgeError):
+class LlmError(TrtEdgeError):
+    """Base of the causal-LM errors: the request or the bundle cannot be used as it stands
+    (exit 2)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class GenerateContractError(LlmError):
     """The bundle or the prompt does not fit the I/O contract generate needs (exit 2)."""
 
-    exit_code = EXIT_BAD_INPUT
 
-
-class NoTokenizerError(TrtEdgeError):
+class NoTokenizerError(LlmError):
     """The bundle carries no tokenizer, or `tokenizers` is not installed here (exit 2)."""
 
-    exit_code = EXIT_BAD_INPUT
 
-
-class ChatTemplateSourceError(TrtEdgeError):
+class ChatTemplateSourceError(LlmError):
     """The model folder's chat template cannot be read (exit 2: fix the folder)."""
-
-    exit_code = EXIT_BAD_INPUT

@@ -130,17 +130,23 @@ def llm_section(runner: Runner) -> LlmSection:
     return section
 
 
-def check_request(section: LlmSection, prompt: list[int], max_new_tokens: int) -> None:
-    """Refuse a prompt or length the bundle cannot serve, before anything runs."""
+def check_prompt(prompt: list[int], vocab_size: int, max_new_tokens: int) -> None:
+    """Refuse an empty prompt, ids outside the vocabulary and fewer than one new token:
+    what every generation contract asks before its own length limit."""
     if not prompt:
         raise GenerateContractError("the prompt is empty: give at least one token")
-    bad = [t for t in prompt if not 0 <= t < section.vocab_size]
+    bad = [t for t in prompt if not 0 <= t < vocab_size]
     if bad:
         raise GenerateContractError(
-            f"prompt ids {bad[:8]} are outside the vocabulary [0, {section.vocab_size})"
+            f"prompt ids {bad[:8]} are outside the vocabulary [0, {vocab_size})"
         )
     if max_new_tokens < 1:
         raise GenerateContractError("--max-new-tokens must be at least 1")
+
+
+def check_request(section: LlmSection, prompt: list[int], max_new_tokens: int) -> None:
+    """Refuse a prompt or length the bundle cannot serve, before anything runs."""
+    check_prompt(prompt, section.vocab_size, max_new_tokens)
     # The last generated token is never fed back: it needs no cache slot.
     needed = len(prompt) + max_new_tokens - 1
     if needed > section.max_cache_len:
@@ -242,15 +248,7 @@ class _TinyLlm(_Contract):
         self.eos = frozenset()
 
     def check(self, prompt: list[int], max_new_tokens: int) -> None:
-        if not prompt:
-            raise GenerateContractError("the prompt is empty: give at least one token")
-        bad = [t for t in prompt if not 0 <= t < self.vocab]
-        if bad:
-            raise GenerateContractError(
-                f"prompt ids {bad[:8]} are outside the vocabulary [0, {self.vocab})"
-            )
-        if max_new_tokens < 1:
-            raise GenerateContractError("--max-new-tokens must be at least 1")
+        check_prompt(prompt, self.vocab, max_new_tokens)
         # The last generated token is never fed back: the calls fill prompt + N - 1 positions.
         if len(prompt) + max_new_tokens - 1 > self.context:
             raise GenerateContractError(

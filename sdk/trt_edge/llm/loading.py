@@ -8,17 +8,43 @@ would otherwise pick the checkpoint's dtype).
 
 from __future__ import annotations
 
+import hashlib
 import os
+from pathlib import Path
 from typing import Any
+
+from trt_edge_runner.bundle_format import file_sha256
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import ModelSourceError
+from trt_edge.pipeline.load_model import SourceDigest
 
 MIN_TRANSFORMERS = (5, 0)  # AttentionInterface, masking_utils, logits_to_keep, dtype=
 
 
 def _where(manifest: ResolvedManifest) -> str:
     return manifest.where("model", "huggingface", "path")
+
+
+def folder_digest(manifest: ResolvedManifest) -> SourceDigest:
+    """Every file of the folder (config, weights, tokenizer, generation config): any of them
+    changes what the recipe builds or what the bundle carries. Hidden files are skipped."""
+    source = manifest.huggingface
+    assert source is not None
+    folder = source.folder
+    if not folder.is_dir():
+        raise ModelSourceError(
+            f"{_where(manifest)}: model.huggingface.path: {folder} is not a folder"
+        )
+    digest = hashlib.sha256()
+    names: list[str] = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder).as_posix()
+        if any(part.startswith(".") for part in Path(rel).parts):
+            continue
+        digest.update(rel.encode() + b"\0" + bytes.fromhex(file_sha256(path)))
+        names.append(rel)
+    return SourceDigest(sha256=digest.hexdigest(), files=tuple(names))
 
 
 def import_transformers(manifest: ResolvedManifest) -> Any:

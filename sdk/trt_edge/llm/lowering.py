@@ -18,17 +18,7 @@ bundle says so (`llm.requires_zeroed_planned_memory`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
-
-@dataclass(frozen=True)
-class LoweringRecipe:
-    """Arguments for `to_edge_transform_and_lower` and `to_executorch` beyond the partitioners."""
-
-    transform_passes: list[Any] = field(default_factory=list)
-    compile_config: Any = None  # executorch.exir.EdgeCompileConfig, or None for the default
-    backend_config: Any = None  # executorch.exir.ExecutorchBackendConfig, or None
+from trt_edge.pipeline.lower import LoweringRecipe
 
 
 def causal_lm_recipe(backend: str) -> LoweringRecipe:

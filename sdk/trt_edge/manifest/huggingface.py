@@ -173,7 +173,7 @@ def read_folder(folder: Path) -> FolderFacts:
 
 
 def implied_inputs(
-    vocab_size: int, max_cache_len: int, attention: str = "all"
+    vocab_size: int, max_cache_len: int, attention: str = FILLED
 ) -> tuple[TensorSpec, ...]:
     """The recipe's method inputs: the new tokens, the cache slots they are written to and,
     with `attention: filled`, the window of slots attention reads (only its length counts)."""

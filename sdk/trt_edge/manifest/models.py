@@ -60,13 +60,13 @@ class HuggingFaceSource(_Strict):
         "the model's max_position_embeddings.",
     )
     attention: Literal["all", "filled"] = Field(
-        default="all",
-        description="Which cache slots attention reads. `all` (default): every one of the "
-        "max_cache_len slots, on every call. `filled`: only the slots written so far, rounded up "
-        "to a bucket of 64 — decode then costs what the context holds, not what the cache could "
-        "hold; the method gains a third input, cache_window [window], whose length is that "
-        "bucket. Opt-in while the C++ runner (trt-edge-run) does not feed cache_window: it "
-        "refuses such bundles (llm section version 2).",
+        default="filled",
+        description="Which cache slots attention reads. `filled` (default): only the slots "
+        "written so far, rounded up to a bucket of 64 — decode then costs what the context "
+        "holds, not what the cache could hold; the method gains a third input, cache_window "
+        "[window], whose length is that bucket (bundle.json llm section version 2, fed by both "
+        "runners). `all`: every one of the max_cache_len slots on every call, two inputs "
+        "(llm section version 1) — the opt-out, for a runner that predates version 2.",
     )
 
 

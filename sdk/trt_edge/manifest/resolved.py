@@ -37,7 +37,7 @@ class HuggingFaceModel:
     model_type: str
     vocab_size: int
     has_tokenizer: bool
-    attention: str = "all"  # "all" or "filled": see HuggingFaceSource.attention
+    attention: str = "filled"  # "all" or "filled": see HuggingFaceSource.attention
 
 
 Precision = Literal["fp32", "fp16", "bf16", "int8", "fp8"]

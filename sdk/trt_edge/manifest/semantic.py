@@ -15,6 +15,7 @@ from typing import Any, TypeGuard
 
 from trt_edge.manifest.diagnostics import Diagnostic, Severity, Stage
 from trt_edge.manifest.huggingface import (
+    FILLED,
     SEQ,
     FolderFacts,
     FolderProblem,
@@ -320,7 +321,7 @@ class SemanticChecker:
         cache_len = source.get("max_cache_len")
         if not isinstance(inputs, list) or folder is None or not _is_int(cache_len):
             return  # the schema step or the folder check reports what is wrong
-        implied = implied_inputs(folder.vocab_size, cache_len, str(source.get("attention", "all")))
+        implied = implied_inputs(folder.vocab_size, cache_len, str(source.get("attention", FILLED)))
         expected = describe_inputs(implied)
         hint = f"a huggingface model's inputs are exactly: {expected}; or leave `inputs` out"
         if len(inputs) != len(implied):

@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, ClassVar
+from typing import IO, Any, ClassVar, dataclass_transform, get_args
 
 from trt_edge.pipeline.errors import BuildError
 
@@ -30,60 +30,61 @@ SCHEMA = "trt-edge.build-events"
 VERSION = 1
 
 
-@dataclass(frozen=True)
-class StageStarted:
+@dataclass_transform(frozen_default=True)
+class _Event:
+    """What every event type is: a frozen dataclass of its fields, named on the wire by the
+    `type` given in its class line (`TYPE`), so declaring an event is its fields alone."""
+
+    TYPE: ClassVar[str]
+
+    def __init_subclass__(cls, *, type: str, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.TYPE = type
+        dataclass(frozen=True)(cls)
+
+
+class StageStarted(_Event, type="stage_started"):
     """A stage of `trt_edge.pipeline.stages.STAGES` began."""
 
-    TYPE: ClassVar[str] = "stage_started"
     stage: str
 
 
-@dataclass(frozen=True)
-class StageFinished:
+class StageFinished(_Event, type="stage_finished"):
     """A stage ended; `cached`: its output came from the stage cache; `peak_rss_bytes`:
     the build process's peak resident memory during the stage (0: not measured)."""
 
-    TYPE: ClassVar[str] = "stage_finished"
     stage: str
     seconds: float
     cached: bool
     peak_rss_bytes: int = 0
 
 
-@dataclass(frozen=True)
-class BackendChosen:
+class BackendChosen(_Event, type="backend_chosen"):
     """The backend that lowers the program, why, the recipe and the target fingerprinted."""
 
-    TYPE: ClassVar[str] = "backend_chosen"
     backend: str
     reason: str
     recipe: str
     target: str
 
 
-@dataclass(frozen=True)
-class BuildWarning:
+class BuildWarning(_Event, type="warning"):
     """Something the user should know that does not stop the build; `code` is stable."""
 
-    TYPE: ClassVar[str] = "warning"
     code: str
     message: str
 
 
-@dataclass(frozen=True)
-class BundleWritten:
+class BundleWritten(_Event, type="bundle_written"):
     """The validated bundle is in place at `path`."""
 
-    TYPE: ClassVar[str] = "bundle_written"
     path: str
     model: str
 
 
-@dataclass(frozen=True)
-class BuildFailed:
+class BuildFailed(_Event, type="build_failed"):
     """The build stopped: the message the CLI renders, its hint and the exit code."""
 
-    TYPE: ClassVar[str] = "build_failed"
     message: str
     hint: str
     exit_code: int
@@ -92,17 +93,7 @@ class BuildFailed:
 BuildEvent = (
     StageStarted | StageFinished | BackendChosen | BuildWarning | BundleWritten | BuildFailed
 )
-EVENT_TYPES: dict[str, type[Any]] = {
-    cls.TYPE: cls
-    for cls in (
-        StageStarted,
-        StageFinished,
-        BackendChosen,
-        BuildWarning,
-        BundleWritten,
-        BuildFailed,
-    )
-}
+EVENT_TYPES: dict[str, type[Any]] = {cls.TYPE: cls for cls in get_args(BuildEvent)}
 EventSink = Callable[[BuildEvent], None]
 
 

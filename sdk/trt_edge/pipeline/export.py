@@ -100,11 +100,6 @@ def export_program(manifest: ResolvedManifest, plan: ExportPlan, module: Any) ->
     """torch.export.export with one Dim per symbol; errors become `ExportError`."""
     import torch
 
-    if manifest.huggingface is not None:
-        from trt_edge.llm.export import export_causal_lm
-
-        return export_causal_lm(manifest, plan, module)
-
     args = example_args(manifest, plan)
     try:
         with torch.no_grad():

@@ -3,9 +3,10 @@
 The `load` stage hashes the source (for the cache keys); the model itself is imported
 only when `export` or `validate` needs it.
 
-Four sources: `file.py:fn` (a file next to the manifest), `package.module:fn`
-(importable), a saved torch.export program (`.pt2`), or a Hugging Face folder
-(`model.huggingface`, built by the recipe in `trt_edge.llm`). Hashing and loading are
+Three sources of a plain model: `file.py:fn` (a file next to the manifest),
+`package.module:fn` (importable), or a saved torch.export program (`.pt2`). A Hugging
+Face folder (`model.huggingface`) is hashed and loaded by its recipe
+(`trt_edge.pipeline.recipes.CausalLmRecipe`, `trt_edge.llm.loading`). Hashing and loading are
 separate on purpose: the cache key needs the source hash, and a fully cached
 rebuild must not pay for importing torch or running the user's code.
 """
@@ -21,8 +22,6 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from trt_edge_runner.bundle_format import file_sha256
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import ModelSourceError
@@ -60,26 +59,8 @@ def _is_file_entry(target: str) -> bool:
 
 
 def _where(manifest: ResolvedManifest) -> str:
-    if manifest.huggingface is not None:
-        return manifest.where("model", "huggingface", "path")
     key = "entrypoint" if manifest.entrypoint is not None else "exported"
     return manifest.where("model", key)
-
-
-def _hash_folder(folder: Path, where: str) -> SourceDigest:
-    """Every file of a Hugging Face folder (config, weights, tokenizer, generation config):
-    any of them changes what the recipe builds or what the bundle carries."""
-    if not folder.is_dir():
-        raise ModelSourceError(f"{where}: model.huggingface.path: {folder} is not a folder")
-    digest = hashlib.sha256()
-    names: list[str] = []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        rel = path.relative_to(folder).as_posix()
-        if any(part.startswith(".") for part in Path(rel).parts):
-            continue
-        digest.update(rel.encode() + b"\0" + bytes.fromhex(file_sha256(path)))
-        names.append(rel)
-    return SourceDigest(sha256=digest.hexdigest(), files=tuple(names))
 
 
 def _hash_tree(root: Path, only: Path | None = None) -> SourceDigest:
@@ -108,10 +89,8 @@ def _hash_tree(root: Path, only: Path | None = None) -> SourceDigest:
 
 
 def source_digest(manifest: ResolvedManifest) -> SourceDigest:
-    """Hash the model source without importing it (cheap; decides cache hits)."""
+    """Hash the plain model's source without importing it (cheap; decides cache hits)."""
     where = _where(manifest)
-    if manifest.huggingface is not None:
-        return _hash_folder(manifest.huggingface.folder, where)
     if manifest.exported is not None:
         if not manifest.exported.is_file():
             raise ModelSourceError(
@@ -186,15 +165,9 @@ def _load_file_module(file: Path, where: str) -> Any:
 
 
 def load_model(manifest: ResolvedManifest) -> LoadedModel:
-    """Import the entrypoint, call it, and check its forward() against `inputs`.
-
-    A Hugging Face folder gives the recipe's export wrapper (`trt_edge.llm.loading`);
-    its eager reference is loaded by the recipe's validation, untouched."""
+    """Import the entrypoint, call it, and check its forward() against `inputs` (or load
+    the saved program)."""
     where = _where(manifest)
-    if manifest.huggingface is not None:
-        from trt_edge.llm.loading import load_for_export
-
-        return LoadedModel(module=load_for_export(manifest), exported=None)
     if manifest.exported is not None:
         return _load_exported(manifest, where)
     assert manifest.entrypoint is not None

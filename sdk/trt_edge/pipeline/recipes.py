@@ -27,7 +27,8 @@ from trt_edge.manifest.resolved import ResolvedManifest
 if TYPE_CHECKING:
     from trt_edge_runner.bundle_format import DelegateInfo, LlmSection, TensorSpec
 
-    from trt_edge.pipeline.load_model import LoadedModel
+    from trt_edge.pipeline.load_model import LoadedModel, SourceDigest
+    from trt_edge.pipeline.lower import LoweringRecipe
     from trt_edge.pipeline.plan import ExportPlan
     from trt_edge.pipeline.validate import ValidationReport
 
@@ -76,6 +77,12 @@ class PlainRecipe:
         return True
 
     # -- cache keys -------------------------------------------------------------------
+    def source_digest(self) -> SourceDigest:
+        """The model source's hash, without importing it (the `load` stage; cache hits)."""
+        from trt_edge.pipeline.load_model import source_digest
+
+        return source_digest(self.manifest)
+
     def packages(self) -> tuple[str, ...]:
         """Packages (beyond torch/executorch) whose versions enter every stage key."""
         return ()
@@ -115,6 +122,10 @@ class PlainRecipe:
             check_exported_domain(self.manifest, plan, loaded.exported)
             return loaded.exported
         return export_program(self.manifest, plan, self.transformed(loaded.module))
+
+    def lowering(self, backend: str) -> LoweringRecipe | None:
+        """What this kind of model adds to `backend`'s lowering (None: its defaults)."""
+        return None
 
     def transformed(self, module: Any) -> Any:
         for step in self.steps:
@@ -186,6 +197,11 @@ class CausalLmRecipe(PlainRecipe):
     def packages(self) -> tuple[str, ...]:
         return self.PACKAGES
 
+    def source_digest(self) -> SourceDigest:
+        from trt_edge.llm.loading import folder_digest
+
+        return folder_digest(self.manifest)
+
     def code(self) -> str:
         """Hash of `trt_edge.llm` (the wrapper, rewrites, passes, validation)."""
         return code_digest(Path(__file__).resolve().parent.parent / "llm")
@@ -222,6 +238,11 @@ class CausalLmRecipe(PlainRecipe):
         from trt_edge.llm.export import export_causal_lm
 
         return export_causal_lm(self.manifest, plan, self.transformed(loaded.module))
+
+    def lowering(self, backend: str) -> LoweringRecipe | None:
+        from trt_edge.llm.lowering import causal_lm_recipe
+
+        return causal_lm_recipe(backend)
 
     def files(self, module: Any) -> dict[str, bytes]:
         from trt_edge.llm.section import recipe_files

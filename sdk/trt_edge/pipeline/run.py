@@ -253,7 +253,6 @@ class _Build:
 
     def __init__(self, manifest_path: Path, options: BuildOptions, emit: Emitter) -> None:
         """The `load` stage's work: before anything slow."""
-        from trt_edge.pipeline.load_model import source_digest
         from trt_edge.pipeline.requirements import check_requirements
 
         self.options = options
@@ -264,9 +263,9 @@ class _Build:
             # The model's own packages, at versions it allows.
             self.requirements = check_requirements(manifest)
             self.environment: BuildEnvironment = current_environment()
-            self.digest = source_digest(manifest)
             self.choice: BackendChoice = choose_backend(options.backend or manifest.backend)
             self.recipe: Recipe = recipe_for(manifest, self.choice.backend.name)
+            self.digest = self.recipe.source_digest()
             self.target = _target_fingerprint(manifest, options.target, self.choice.backend.name)
             self.source_date, self.source_date_from = _source_date(options, manifest)
         extra = ("torch-tensorrt",) if self.choice.backend.name == "tensorrt" else ()
@@ -414,7 +413,9 @@ class _Build:
         self.release_model()  # the program holds what lowering needs
         with self.timer.stage(LOWER):
             try:
-                lowered = choice.backend.lower(program, self.manifest, plan)
+                lowered = choice.backend.lower(
+                    program, self.manifest, plan, self.recipe.lowering(choice.backend.name)
+                )
             except LoweringError as exc:
                 raise LoweringError(
                     f"{self.manifest.source_path}: {exc.message}", hint=exc.hint

@@ -25,6 +25,17 @@ class Lowered:
     ptd: dict[str, bytes] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class LoweringRecipe:
+    """What a model kind adds to ExecuTorch's CPU lowering beyond the partitioners: edge
+    passes and the configs of `to_edge_transform_and_lower` / `to_executorch`. Given by
+    the pipeline recipe (`Recipe.lowering`); TensorRT takes none."""
+
+    transform_passes: list[Any] = field(default_factory=list)
+    compile_config: Any = None  # executorch.exir.EdgeCompileConfig, or None for the default
+    backend_config: Any = None  # executorch.exir.ExecutorchBackendConfig, or None
+
+
 class Backend(Protocol):
     name: str
 
@@ -32,7 +43,13 @@ class Backend(Protocol):
         """None when the backend can run here, else one sentence saying what is missing."""
         ...
 
-    def lower(self, program: Any, manifest: ResolvedManifest, plan: ExportPlan) -> Lowered: ...
+    def lower(
+        self,
+        program: Any,
+        manifest: ResolvedManifest,
+        plan: ExportPlan,
+        recipe: LoweringRecipe | None = None,
+    ) -> Lowered: ...
 
 
 BACKEND_NAMES = ("xnnpack", "portable", "tensorrt")

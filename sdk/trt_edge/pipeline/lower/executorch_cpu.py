@@ -3,11 +3,11 @@
 Both take the same road — edge dialect, an optional partitioner, `.pte` bytes —
 and differ only in the partitioner: XNNPACK's delegates what it can to its
 kernels; `portable` delegates nothing, which is slowest but runs every operator
-(the way to tell whether an operator is what breaks XNNPACK lowering). A Hugging
-Face causal LM adds the recipe's passes and configs (`trt_edge.llm.lowering`); every
-other model lowers with ExecuTorch's defaults. A program whose constant is read both by
-an XNNPACK delegate and outside it (a tied embedding) keeps its weights in one `.ptd`
-file, each stored once (`shared_constants`).
+(the way to tell whether an operator is what breaks XNNPACK lowering). The pipeline
+recipe may add passes and configs (a Hugging Face causal LM's: `trt_edge.llm.lowering`);
+a plain model lowers with ExecuTorch's defaults. A program whose parameter is read both by
+an XNNPACK delegate and outside it (a tied embedding) keeps its weights in one `.ptd` file,
+each stored once (`shared_constants`).
 """
 
 from __future__ import annotations
@@ -16,16 +16,13 @@ import importlib.util
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import LoweringError
-from trt_edge.pipeline.lower import Lowered, require_fp32
+from trt_edge.pipeline.lower import Lowered, LoweringRecipe, require_fp32
 from trt_edge.pipeline.lower.shared_constants import shared_constants, tag_delegate_constants
 from trt_edge.pipeline.plan import ExportPlan
-
-if TYPE_CHECKING:
-    from trt_edge.llm.lowering import LoweringRecipe
 
 
 def lower_with(
@@ -114,13 +111,14 @@ class ExecuTorchCpuBackend:
             return "the executorch package is not installed (pip install executorch==1.5.1)"
         return None
 
-    def lower(self, program: Any, manifest: ResolvedManifest, plan: ExportPlan) -> Lowered:
+    def lower(
+        self,
+        program: Any,
+        manifest: ResolvedManifest,
+        plan: ExportPlan,
+        recipe: LoweringRecipe | None = None,
+    ) -> Lowered:
         require_fp32(manifest, self.name)
-        recipe = None
-        if manifest.huggingface is not None:
-            from trt_edge.llm.lowering import causal_lm_recipe
-
-            recipe = causal_lm_recipe(self.name)
         if manifest.quantize is not None:
             recipe = _with_quant_fusion(recipe)
         if self.name == "xnnpack" and shared_constants(program):
@@ -136,8 +134,6 @@ def _with_one_copy_of_constants(recipe: LoweringRecipe | None) -> LoweringRecipe
     import dataclasses
 
     from executorch.exir import ExecutorchBackendConfig
-
-    from trt_edge.llm.lowering import LoweringRecipe
 
     recipe = recipe or LoweringRecipe()
     config = recipe.backend_config or ExecutorchBackendConfig()
@@ -155,8 +151,6 @@ def _with_quant_fusion(recipe: LoweringRecipe | None) -> LoweringRecipe:
     import dataclasses
 
     from executorch.exir import ExecutorchBackendConfig
-
-    from trt_edge.llm.lowering import LoweringRecipe
 
     recipe = recipe or LoweringRecipe()
     config = recipe.backend_config or ExecutorchBackendConfig()

@@ -28,7 +28,7 @@ from typing import Any
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import LoweringError
-from trt_edge.pipeline.lower import Lowered
+from trt_edge.pipeline.lower import Lowered, LoweringRecipe
 from trt_edge.pipeline.plan import ExportPlan, sample_inputs
 
 MIN_TORCH_TENSORRT = (2, 14)  # first release whose Input accepts profiles=[...]
@@ -87,7 +87,15 @@ class TensorRTBackend:
             return "no CUDA GPU is visible to torch (torch.cuda.is_available() is False)"
         return None
 
-    def lower(self, program: Any, manifest: ResolvedManifest, plan: ExportPlan) -> Lowered:
+    def lower(
+        self,
+        program: Any,
+        manifest: ResolvedManifest,
+        plan: ExportPlan,
+        recipe: LoweringRecipe | None = None,
+    ) -> Lowered:
+        """`recipe` (ExecuTorch edge passes) does not apply: TensorRT lowers the program as
+        exported."""
         import torch
         import torch_tensorrt
 
