@@ -242,6 +242,13 @@ def _summary(console: Any, result: Any, elapsed: float) -> None:
         for stage, seconds in result.stage_seconds.items()
     )
     lines.append(f"  stages   {stages}")
+    peaks = getattr(result, "stage_peak_rss", None) or {}
+    if peaks:
+        worst = max(peaks, key=lambda stage: peaks[stage])
+        lines.append(
+            f"  peak RSS {peaks[worst] / 2**20:.0f} MiB (in {worst}); per stage: "
+            + ", ".join(f"{stage} {peak / 2**20:.0f} MiB" for stage, peak in peaks.items())
+        )
     lines += memory_lines(result.bundle_dir, result.memory_warnings)
     lines.append(f"  total    {elapsed:.2f}s")
     for line in lines:
@@ -275,7 +282,11 @@ class PlainProgress:
 
         if isinstance(event, StageFinished):
             cached = " (cached)" if event.cached else ""
-            print(f"{event.stage}: {event.seconds:.2f} s{cached}", file=self.stream, flush=True)
+            mib = event.peak_rss_bytes / 2**20
+            peak = f"peak RSS {mib:.0f} MiB, " if event.peak_rss_bytes else ""
+            print(
+                f"{event.stage}: {peak}{event.seconds:.2f} s{cached}", file=self.stream, flush=True
+            )
 
 
 def _display(args: argparse.Namespace, err: Any) -> Any:

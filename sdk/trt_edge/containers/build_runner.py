@@ -204,6 +204,7 @@ class _EventState:
     kept (the last 60) only to explain a build that died without saying why."""
 
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    stage_peak_rss: dict[str, int] = field(default_factory=dict)
     cached: dict[str, bool] = field(default_factory=dict)
     backend: str = ""
     backend_reason: str = ""
@@ -239,6 +240,10 @@ def _handle_line(
         stage = event.stage
         state.stage_seconds[stage] = state.stage_seconds.get(stage, 0.0) + event.seconds
         state.cached[stage] = event.cached
+        if event.peak_rss_bytes:
+            state.stage_peak_rss[stage] = max(
+                state.stage_peak_rss.get(stage, 0), event.peak_rss_bytes
+            )
         if not options.events:
             cached = " (cached)" if event.cached else ""
             echo(f"[container] {stage}: {event.seconds:.2f} s{cached}")
@@ -557,6 +562,7 @@ def _build_in_container(
         bundle_dir=bundle_dir,
         report=report,
         stage_seconds=dict(state.stage_seconds),
+        stage_peak_rss=dict(state.stage_peak_rss),
         cached=dict(state.cached),
         backend=state.backend,
         backend_reason=state.backend_reason,

@@ -73,8 +73,9 @@ def file_entries(bundle_dir: Path) -> dict[str, FileEntry]:
         rel = path.relative_to(bundle_dir).as_posix()
         if rel in UNLISTED_FILES:
             continue
-        data = path.read_bytes()
-        entries[rel] = FileEntry(sha256=hashlib.sha256(data).hexdigest(), size=len(data))
+        with open(path, "rb") as fh:  # streamed: a program the size of the weights is not
+            digest = hashlib.file_digest(fh, "sha256")  # read into memory to be hashed
+        entries[rel] = FileEntry(sha256=digest.hexdigest(), size=path.stat().st_size)
     return entries
 
 

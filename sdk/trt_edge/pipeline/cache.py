@@ -19,7 +19,8 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,14 @@ class StageCache:
         if self._on_event is not None:
             self._on_event(name, fields)
 
+    @contextmanager
+    def scratch_dir(self) -> Iterator[Path]:
+        """A temporary directory beside the entries (same file system: `put` then moves a
+        file written there by renaming it); removed with whatever is left in it."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".scratch-", dir=self.root) as tmp:
+            yield Path(tmp)
+
     def entry_dir(self, stage: str, key: str) -> Path:
         return self.root / stage / key[:2] / key
 
@@ -97,7 +106,10 @@ class StageCache:
         self._event("cache_hit", stage=stage, key=key)
         return files
 
-    def put(self, stage: str, key: str, files: dict[str, bytes]) -> None:
+    def put(self, stage: str, key: str, files: Mapping[str, bytes | Path]) -> None:
+        """Store `files` under the key. A `Path` value is a file already written (e.g. by
+        `scratch_dir`): it is moved in, not read, so a program the size of the weights
+        never has to be held in memory for the cache."""
         entry = self.entry_dir(stage, key)
         try:
             entry.parent.mkdir(parents=True, exist_ok=True)
@@ -106,10 +118,16 @@ class StageCache:
             self._event("cache_write_failed", stage=stage, key=key, error=str(exc))
             return
         try:
+            digests: dict[str, str] = {}
             for name, data in files.items():
                 (tmp / name).parent.mkdir(parents=True, exist_ok=True)  # `ptd/x`, `llm/x`
-                (tmp / name).write_bytes(data)
-            digests = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+                if isinstance(data, Path):
+                    shutil.move(data, tmp / name)
+                    with open(tmp / name, "rb") as fh:
+                        digests[name] = hashlib.file_digest(fh, "sha256").hexdigest()
+                else:
+                    (tmp / name).write_bytes(data)
+                    digests[name] = hashlib.sha256(data).hexdigest()
             (tmp / DIGEST_FILE).write_bytes(canonical_json({"files": digests}))
             if entry.exists():
                 shutil.rmtree(entry, ignore_errors=True)

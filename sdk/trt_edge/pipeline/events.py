@@ -50,11 +50,13 @@ class StageStarted(_Event, type="stage_started"):
 
 
 class StageFinished(_Event, type="stage_finished"):
-    """A stage ended; `cached`: its output came from the stage cache."""
+    """A stage ended; `cached`: its output came from the stage cache; `peak_rss_bytes`:
+    the build process's peak resident memory during the stage (0: not measured)."""
 
     stage: str
     seconds: float
     cached: bool
+    peak_rss_bytes: int = 0
 
 
 class BackendChosen(_Event, type="backend_chosen"):
@@ -134,6 +136,8 @@ def from_json(line: str) -> BuildEvent | None:
         return None
     values: dict[str, Any] = {}
     for item in dataclasses.fields(cls):
+        if item.name not in body and item.default is not dataclasses.MISSING:
+            continue  # a field added later, with its default, is absent from older streams
         if item.name not in body:
             raise EventStreamError(f"{cls.TYPE} event without {item.name!r}: {line.strip()}")
         value: Any = body[item.name]

@@ -65,6 +65,8 @@ class PlainRecipe:
     exported as declared, validated output by output against eager."""
 
     name = "plain"
+    # Validation runs the very module the build loaded (it is kept until then).
+    validates_loaded_model = True
 
     def __init__(self, manifest: ResolvedManifest, steps: tuple[RecipeStep, ...] = ()) -> None:
         self.manifest = manifest
@@ -185,6 +187,7 @@ class CausalLmRecipe(PlainRecipe):
     validation against the folder run by transformers (parity, state, generation)."""
 
     name = "huggingface-causal-lm"
+    validates_loaded_model = False  # the reference is the folder, loaded by transformers
     PACKAGES = ("transformers", "tokenizers", "safetensors")
 
     @staticmethod

@@ -28,7 +28,7 @@ import io
 import json
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +72,7 @@ from trt_edge.pipeline.events import (
     StageStarted,
 )
 from trt_edge.pipeline.lower import BackendChoice, Lowered, choose_backend
+from trt_edge.pipeline.peak_memory import peak_rss_bytes, release_memory, reset_peak
 from trt_edge.pipeline.plan import ExportPlan, make_plan
 from trt_edge.pipeline.recipes import Recipe, recipe_for
 from trt_edge.pipeline.stages import BUNDLE, COMMIT, EXPORT, LOAD, LOWER, PLAN, VALIDATE, Stage
@@ -97,8 +98,10 @@ class BuildOptions:
 
 @dataclass(frozen=True)
 class BuildResult:
-    """What a build produced. `stage_seconds` and `cached` are keyed by stage name, in the
-    order the stages ran (the order of `STAGES`; a stage that was not needed is absent)."""
+    """What a build produced. `stage_seconds`, `stage_peak_rss` (bytes: the process's peak
+    resident memory during the stage, `trt_edge.pipeline.peak_memory`) and `cached` are
+    keyed by stage name, in the order the stages ran (the order of `STAGES`; a stage that
+    was not needed is absent)."""
 
     bundle_dir: Path
     report: ValidationReport
@@ -107,6 +110,7 @@ class BuildResult:
     backend: str = ""
     backend_reason: str = ""
     memory_warnings: tuple[str, ...] = ()  # boards of the target that cannot hold the bundle
+    stage_peak_rss: dict[str, int] = field(default_factory=dict)
 
 
 def _code_digest(*roots: Path, names: tuple[str, ...] | None = None) -> str:
@@ -167,10 +171,13 @@ def _outputs_from_json(data: bytes) -> tuple[TensorSpec, ...]:
 
 
 class _Timer:
-    """Times each stage and reports it as `StageStarted`/`StageFinished` events (and logs)."""
+    """Times each stage, measures its peak RSS (after handing back what earlier stages
+    freed, so each figure is the stage's own) and reports both as `StageStarted`/
+    `StageFinished` events (and logs)."""
 
     def __init__(self, emit: Emitter) -> None:
         self.seconds: dict[str, float] = {}
+        self.peak_rss: dict[str, int] = {}
         self.cached: dict[str, bool] = {}
         self.emit = emit
 
@@ -180,13 +187,23 @@ class _Timer:
         flag = {"cached": False}
         self.emit(StageStarted(name))
         log.debug("stage_started", stage=name)
+        release_memory()
+        reset_peak()
         started = time.perf_counter()
         yield flag
         elapsed = time.perf_counter() - started
+        peak = peak_rss_bytes()
         self.seconds[name] = elapsed
+        self.peak_rss[name] = peak
         self.cached[name] = flag["cached"]
-        log.info("stage_finished", stage=name, seconds=round(elapsed, 3), cached=flag["cached"])
-        self.emit(StageFinished(name, elapsed, flag["cached"]))
+        log.info(
+            "stage_finished",
+            stage=name,
+            seconds=round(elapsed, 3),
+            cached=flag["cached"],
+            peak_rss_mib=peak // 2**20,
+        )
+        self.emit(StageFinished(name, elapsed, flag["cached"], peak))
 
 
 def load(manifest_path: Path) -> ResolvedManifest:
@@ -314,11 +331,11 @@ class _Build:
             environment=self.environment.id,
         )
 
-    def validate_key(self, lowered: Lowered) -> str:
+    def validate_key(self, pte_sha256: str) -> str:
         manifest = self.manifest
         return cache_key(
             stage=VALIDATE.name,
-            pte=hashlib.sha256(lowered.pte).hexdigest(),
+            pte=pte_sha256,
             io=_io_doc(manifest),
             tolerance=[manifest.atol, manifest.rtol],
             runtime={"policy": manifest.runtime.policy, "phases": dict(manifest.runtime.phases)},
@@ -336,7 +353,7 @@ class _Build:
             self.origins[stage.name] = read_origin(hit)
         return hit
 
-    def store(self, stage: Stage, key: str, files: dict[str, bytes]) -> None:
+    def store(self, stage: Stage, key: str, files: Mapping[str, bytes | Path]) -> None:
         """Store what this environment just computed for the stage, with its origin."""
         self.origins[stage.name] = self.environment.id
         self.cache.put(stage.name, key, {**files, **origin_entry(self.environment.id)})
@@ -370,11 +387,12 @@ class _Build:
             loaded = self.model()
             program = self.recipe.export(plan, loaded)
             self.recipe_files = self.recipe.files(loaded.module)
-            buffer = io.BytesIO()
-            torch.export.save(program, buffer)
-            files = {"program.pt2": buffer.getvalue()}
-            files.update({RECIPE_PREFIX + n: d for n, d in self.recipe_files.items()})
-            self.store(EXPORT, key, files)
+            with self.cache.scratch_dir() as scratch:
+                # Saved to a file, not to memory: the archive holds a copy of every weight.
+                torch.export.save(program, scratch / "program.pt2")
+                files: dict[str, bytes | Path] = {"program.pt2": scratch / "program.pt2"}
+                files.update({RECIPE_PREFIX + n: d for n, d in self.recipe_files.items()})
+                self.store(EXPORT, key, files)
             return program
 
     def lowered(self, plan: ExportPlan) -> tuple[Lowered, tuple[TensorSpec, ...]]:
@@ -392,6 +410,7 @@ class _Build:
         from trt_edge.pipeline.export import output_specs
 
         program = self.program(plan, export_key)
+        self.release_model()  # the program holds what lowering needs
         with self.timer.stage(LOWER):
             try:
                 lowered = choice.backend.lower(
@@ -461,8 +480,15 @@ class _Build:
         )
         return dataclasses.replace(doc, memory=self.memory)
 
-    def validate(self, plan: ExportPlan, staged: Path, lowered: Lowered) -> ValidationReport:
-        key = self.validate_key(lowered)
+    def release_model(self) -> None:
+        """Let go of the model loaded for export when the recipe's validation does not run it
+        (a causal LM is checked against its folder, loaded afresh by transformers): two
+        copies of the weights must not be alive while the bundle runs."""
+        if not self.recipe.validates_loaded_model:
+            self._model = None
+
+    def validate(self, plan: ExportPlan, staged: Path, pte_sha256: str) -> ValidationReport:
+        key = self.validate_key(pte_sha256)
         with self.timer.stage(VALIDATE) as flag:
             hit = self.cached(VALIDATE, key)
             if hit is not None:
@@ -517,7 +543,12 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
     try:
         with job.timer.stage(BUNDLE):
             job.write_staged(staged.path, lowered, outputs)
-        report = job.validate(plan, staged.path, lowered)
+            pte_sha256 = hashlib.sha256(lowered.pte).hexdigest()
+        # Validation reads the staged files: the program's bytes (the size of the weights)
+        # and the export's model are not kept alive beside the runner's copy.
+        del lowered
+        job.release_model()
+        report = job.validate(plan, staged.path, pte_sha256)
         if not report.ok:
             raise job.refuse(report)
         with job.timer.stage(COMMIT):
@@ -531,6 +562,7 @@ def build(manifest_path: Path | str, options: BuildOptions) -> BuildResult:
         bundle_dir=bundle_dir,
         report=report,
         stage_seconds=dict(job.timer.seconds),
+        stage_peak_rss=dict(job.timer.peak_rss),
         cached=dict(job.timer.cached),
         backend=job.choice.backend.name,
         backend_reason=job.choice.reason,

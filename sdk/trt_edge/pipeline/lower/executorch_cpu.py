@@ -5,18 +5,23 @@ and differ only in the partitioner: XNNPACK's delegates what it can to its
 kernels; `portable` delegates nothing, which is slowest but runs every operator
 (the way to tell whether an operator is what breaks XNNPACK lowering). The pipeline
 recipe may add passes and configs (a Hugging Face causal LM's: `trt_edge.llm.lowering`);
-a plain model lowers with ExecuTorch's defaults.
+a plain model lowers with ExecuTorch's defaults. A program whose parameter is read both by
+an XNNPACK delegate and outside it (a tied embedding) keeps its weights in one `.ptd` file,
+each stored once (`shared_constants`).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import LoweringError
 from trt_edge.pipeline.lower import Lowered, LoweringRecipe, require_fp32
+from trt_edge.pipeline.lower.shared_constants import shared_constants, tag_delegate_constants
 from trt_edge.pipeline.plan import ExportPlan
 
 
@@ -24,6 +29,14 @@ def lower_with(
     program: Any, partitioners: list[Any], backend: str, recipe: LoweringRecipe | None = None
 ) -> bytes:
     """`.pte` bytes of `program`; `recipe` adds passes and configs (the causal-LM recipe)."""
+    return lower_files(program, partitioners, backend, recipe)[0]
+
+
+def lower_files(
+    program: Any, partitioners: list[Any], backend: str, recipe: LoweringRecipe | None = None
+) -> tuple[bytes, dict[str, bytes]]:
+    """The `.pte` bytes of `program` and its external data files (`.ptd`, by file name; none
+    unless the recipe's config puts constants outside the program)."""
     from executorch.exir import to_edge_transform_and_lower
 
     edge_kwargs: dict[str, Any] = {}
@@ -39,13 +52,41 @@ def lower_with(
             if backend_config is not None
             else edge.to_executorch()
         )
+        del edge
+        pte = executorch_program.buffer
+        with tempfile.TemporaryDirectory(prefix="trt-edge-ptd-") as scratch:
+            # Written from ExecuTorch's pieces, read back once the program (its own copy of
+            # the weights) is gone: never two joined copies of the data at once.
+            executorch_program.write_tensor_data_to_file(scratch)
+            del executorch_program
+            data = {p.name: p.read_bytes() for p in sorted(Path(scratch).glob("*.ptd"))}
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise LoweringError(
             f"lowering with the {backend} backend failed: {type(exc).__name__}: {first}",
             hint="try --backend portable (no delegation) to see whether an operator is the cause",
         ) from exc
-    return bytes(executorch_program.buffer)
+    finally:
+        forget_lowered_graphs()
+    return pte, data
+
+
+def forget_lowered_graphs() -> None:
+    """Drop what torch and ExecuTorch keep, process-wide, after a lowering: a graph node in
+    XNNPACK's "why not partitioned" note, an `lru_cache` over graph nodes and fake-tensor
+    dispatch cache entries. Each reaches the lowered graph and through it the exported
+    program with every weight: measured at Qwen3's shape, the weights stayed alive through
+    validation (a whole extra copy) until these were cleared."""
+    from executorch.exir.backend import utils as backend_utils
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    backend_utils.is_same_node.cache_clear()
+    FakeTensorMode.cache_clear()
+    try:
+        from executorch.backends.xnnpack.partition.config import xnnpack_config
+    except ImportError:
+        return
+    xnnpack_config.why.node = None
 
 
 def _xnnpack_partitioners() -> list[Any]:
@@ -80,7 +121,27 @@ class ExecuTorchCpuBackend:
         require_fp32(manifest, self.name)
         if manifest.quantize is not None:
             recipe = _with_quant_fusion(recipe)
-        return Lowered(self.name, lower_with(program, self._partitioners(), self.name, recipe))
+        if self.name == "xnnpack" and shared_constants(program):
+            recipe = _with_one_copy_of_constants(recipe)
+        pte, data = lower_files(program, self._partitioners(), self.name, recipe)
+        return Lowered(self.name, pte, data)
+
+
+def _with_one_copy_of_constants(recipe: LoweringRecipe | None) -> LoweringRecipe:
+    """`recipe` with every constant, the program's and the delegates', in one external
+    data file, where a weight both read (a tied embedding) is stored once
+    (`shared_constants`)."""
+    import dataclasses
+
+    from executorch.exir import ExecutorchBackendConfig
+
+    recipe = recipe or LoweringRecipe()
+    config = recipe.backend_config or ExecutorchBackendConfig()
+    return dataclasses.replace(
+        recipe,
+        transform_passes=[*recipe.transform_passes, tag_delegate_constants],
+        backend_config=dataclasses.replace(config, external_constants=True),
+    )
 
 
 def _with_quant_fusion(recipe: LoweringRecipe | None) -> LoweringRecipe:
