@@ -50,6 +50,25 @@ class MemInfo:
     total_bytes: int
     available_bytes: int | None
     source: str
+    # Set when a container's cgroup capped the figures: the host's own (the OS and CUDA
+    # live outside the cgroup, so the headroom is taken from these, not from the limit).
+    host_total_bytes: int | None = None
+    host_available_bytes: int | None = None
+
+    def usable_bytes(self, headroom_bytes: int) -> int:
+        """What a bundle may take: the total less the headroom; in a container its limit,
+        unless the host's memory less the headroom is smaller still."""
+        if self.host_total_bytes is None:
+            return max(self.total_bytes - headroom_bytes, 0)
+        return max(min(self.total_bytes, self.host_total_bytes - headroom_bytes), 0)
+
+    def free_bytes(self, headroom_bytes: int) -> int | None:
+        """What is free now for one more bundle, on the same rule (None: not reported)."""
+        if self.available_bytes is None:
+            return None
+        if self.host_available_bytes is None:
+            return max(self.available_bytes - headroom_bytes, 0)
+        return max(min(self.available_bytes, self.host_available_bytes - headroom_bytes), 0)
 
 
 def read_meminfo(path: Path = MEMINFO, cgroup_root: Path | None = None) -> MemInfo:
@@ -81,7 +100,13 @@ def read_meminfo(path: Path = MEMINFO, cgroup_root: Path | None = None) -> MemIn
         return found
     free = max(limit.limit_bytes - limit.used_bytes, 0)
     available = free if found.available_bytes is None else min(found.available_bytes, free)
-    return MemInfo(limit.limit_bytes, available, f"{path} capped by {limit.source}")
+    return MemInfo(
+        limit.limit_bytes,
+        available,
+        f"{path} capped by {limit.source}",
+        host_total_bytes=found.total_bytes,
+        host_available_bytes=found.available_bytes,
+    )
 
 
 def device_memory(meminfo: Path = MEMINFO) -> MemInfo:

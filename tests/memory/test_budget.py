@@ -138,6 +138,12 @@ def test_a_container_limit_caps_what_the_device_has(
     found = read_meminfo(meminfo, cgroup)
     assert (found.total_bytes, found.available_bytes) == (total, available)
     assert "capped by" in found.source and str(cgroup) in found.source
+    # The OS headroom is the host's (the OS and CUDA live outside the cgroup): the whole
+    # limit is usable while the host less the headroom is larger, and no more than that.
+    host = 16000000 * 1024
+    assert found.usable_bytes(1 << 30) == total
+    assert found.usable_bytes(host - (1 << 30)) == 1 << 30
+    assert found.free_bytes(1 << 30) == available
     assert read_meminfo(meminfo).total_bytes == 16000000 * 1024  # no cgroup root: the file
 
 
@@ -160,3 +166,5 @@ def test_no_limit_leaves_the_meminfo_figures(tmp_path: Path, files: dict[str, st
     found = read_meminfo(meminfo, cgroup)
     assert (found.total_bytes, found.available_bytes) == (16000000 * 1024, 12000000 * 1024)
     assert found.source == str(meminfo)
+    assert found.usable_bytes(1 << 30) == 16000000 * 1024 - (1 << 30)
+    assert found.free_bytes(1 << 30) == 12000000 * 1024 - (1 << 30)

@@ -20,7 +20,6 @@ from trt_edge_runner.memory_budget import (
     DEFAULT_HEADROOM_MIB,
     MEMINFO,
     MIB,
-    Budget,
     MemInfoError,
     device_memory,
     mib,
@@ -57,15 +56,25 @@ class MemoryCheck:
             if self.ignore:
                 return f"memory not checked (--ignore-memory-check): {exc}"
             raise InstallRefused(str(exc), hint=exc.hint) from None
-        budget = Budget(device.total_bytes, self.headroom_mib * MIB)
-        short = budget.shortfall(memory.total_bytes)
+        headroom = self.headroom_mib * MIB
+        usable = device.usable_bytes(headroom)
+        short = max(memory.total_bytes - usable, 0)
         if short == 0:
             return None
+        if device.host_total_bytes is None:
+            has = (
+                f"this device has {mib(device.total_bytes)} (MemTotal in {device.source}) "
+                f"less {mib(headroom)} headroom for the OS = {mib(usable)}"
+            )
+        else:  # in a container: its limit, and the host less the headroom
+            has = (
+                f"this container may use {mib(device.total_bytes)} ({device.source}; the "
+                f"host has {mib(device.host_total_bytes)} less {mib(headroom)} headroom for "
+                f"the OS) = {mib(usable)}"
+            )
         problem = (
             f"{where}: {manifest.name} {manifest.version} needs {needs_line(memory)} at run "
-            f"time; this device has {mib(device.total_bytes)} (MemTotal in {device.source}) "
-            f"less {mib(budget.headroom_bytes)} headroom for the OS = "
-            f"{mib(budget.usable_bytes)}: {mib(short)} short"
+            f"time; {has}: {mib(short)} short"
         )
         if self.ignore:
             return f"installed over the memory budget on purpose (--ignore-memory-check): {problem}"

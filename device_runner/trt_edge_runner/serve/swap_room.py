@@ -47,15 +47,18 @@ def swap_room(
         device = device_memory(meminfo)
     except MemInfoError as exc:
         return SwapRoom(IN_PLACE, f"cannot tell the free memory ({exc}); swapping in place")
-    if device.available_bytes is not None:
+    headroom = headroom_mib * MIB
+    free = device.free_bytes(headroom)
+    if free is not None:
         available, what = device.available_bytes, "MemAvailable"
+        usable = free
     else:  # old kernels: estimate from the total less what the old bundle said it needs
         used = old.memory.total_bytes if old.memory is not None else 0
         available, what = max(device.total_bytes - used, 0), "MemTotal less the old bundle"
-    usable = max(available - headroom_mib * MIB, 0)
+        usable = max(device.usable_bytes(headroom) - used, 0)
     figures = (
         f"{new.name} {new.version} needs {mib(needs.total_bytes)}; {what} in {device.source} "
-        f"is {mib(available)}, less {mib(headroom_mib * MIB)} headroom = {mib(usable)}"
+        f"is {mib(available or 0)}, with {mib(headroom)} headroom kept: {mib(usable)} usable"
     )
     if needs.total_bytes <= usable:
         return SwapRoom(BESIDE, figures)
