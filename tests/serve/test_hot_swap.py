@@ -97,7 +97,11 @@ def streamed(client: openai.OpenAI) -> Answer:
 
 
 def serving(url: str) -> str:
-    return str(httpx.get(f"{url}/v1/models", timeout=30).json()["data"][0]["id"])
+    """The served model's name; "" while none is (an in-place swap answers 503 meanwhile)."""
+    response = httpx.get(f"{url}/v1/models", timeout=30)
+    if response.status_code == 503:
+        return ""
+    return str(response.json()["data"][0]["id"])
 
 
 def wait_for_model(served: Served, name: str, timeout_s: float = 180.0) -> None:

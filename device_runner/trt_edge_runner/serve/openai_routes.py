@@ -287,8 +287,11 @@ async def _sse(
     first: list[dict[str, Any]],
     batches: AsyncGenerator[list[dict[str, Any]], None],
 ) -> AsyncIterator[bytes]:
-    """One SSE event per token's text, as OpenAI sends them; the events of the tokens that
-    arrived together leave in one write (one send through the ASGI stack, not one each)."""
+    """One SSE event per token, as OpenAI sends them; the events of the tokens that arrived
+    together leave in one write (one send through the ASGI stack, not one each). A token's
+    text may be empty (a character's bytes not yet complete, text held back while it may
+    begin a stop string, or an id the tokenizer has no text for): its event still leaves,
+    so a client sees every token arrive (time to first token, time per token)."""
     outcome = CANCELLED
     count = 0
     reason = "stop"
@@ -302,9 +305,7 @@ async def _sse(
             for event in batch:
                 if event.get("event") == "token":
                     count += 1
-                    delta = stream.push(int(event["token"]))
-                    if delta:
-                        out.append(_event(job.chunk(delta, None)))
+                    out.append(_event(job.chunk(stream.push(int(event["token"])), None)))
                     if stream.stopped:
                         ended = True
                         break
