@@ -10,24 +10,31 @@ from pathlib import Path
 
 import httpx
 import pytest
-from trt_edge_runner.commands.serve import single_thread, usable_cores
+from trt_edge_runner.serve.engine_threads import SMALL_WEIGHTS_BYTES, single_thread, usable_cores
 
 from tests.serve.conftest import Served
 
+SMALL, LARGE = 8 << 20, 2 << 30  # a mini's weights, a 0.6 B model's in fp32
+
 
 @pytest.mark.parametrize(
-    ("choice", "cores", "want"),
+    ("choice", "cores", "weights", "want"),
     [
-        ("auto", 1, True),
-        ("auto", 2, True),
-        ("auto", 4, False),
-        ("auto", None, False),  # unknown: ExecuTorch's default
-        ("1", 12, True),
-        ("all", 2, False),
+        ("auto", 1, SMALL, True),
+        ("auto", 2, SMALL, True),
+        ("auto", 2, LARGE, False),  # long steps: the pool's second core wins (docs/serving.md)
+        ("auto", 2, SMALL_WEIGHTS_BYTES, False),
+        ("auto", 2, None, False),  # a bundle that records no weights: ExecuTorch's default
+        ("auto", 4, SMALL, False),
+        ("auto", None, SMALL, False),  # unknown cores: ExecuTorch's default
+        ("1", 12, LARGE, True),
+        ("all", 2, SMALL, False),
     ],
 )
-def test_engine_threads_choice(choice: str, cores: int | None, want: bool) -> None:
-    assert single_thread(choice, cores) is want
+def test_engine_threads_choice(
+    choice: str, cores: int | None, weights: int | None, want: bool
+) -> None:
+    assert single_thread(choice, cores, weights) is want
 
 
 def test_usable_cores_follow_the_affinity_mask() -> None:

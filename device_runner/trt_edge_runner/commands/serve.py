@@ -105,7 +105,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="threads of the engine's CPU kernels: 1 (the service's front end keeps a core to "
         "itself), all (ExecuTorch's thread pool) or auto (default: 1 when the service may "
-        "use two cores or fewer, else all)",
+        "use two cores or fewer and the bundle's weights are under 128 MiB, else all)",
     )
 
 
@@ -145,7 +145,7 @@ def serve_from_arguments(args: argparse.Namespace, bundle: Path | None, root: Pa
         max_queue=args.max_queue,
         timeout_s=args.request_timeout,
         verify=not args.no_verify,
-        single_thread=single_thread(args.engine_threads, usable_cores()),
+        engine_threads=args.engine_threads,
     )
     if hasattr(args, "meminfo"):  # only the device's CLI swaps (the host's serves one bundle)
         options = dataclasses.replace(
@@ -154,23 +154,6 @@ def serve_from_arguments(args: argparse.Namespace, bundle: Path | None, root: Pa
     configure_logging()
     serve(Source(bundle, root), options, exposure)
     return 0
-
-
-def usable_cores() -> int | None:
-    """The cores this process may run on (a cpuset or `taskset` counts, not the machine's)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count()
-
-
-def single_thread(choice: str, cores: int | None) -> bool:
-    """Whether the engine runs `--single-thread`. On two cores ExecuTorch's pool takes both
-    for every decode step while the front end needs one to stream each token: measured on
-    the mini Gemma-3, served decode ran about 1.6x faster with the engine on one thread
-    (docs/serving.md). With more cores the pool and the front end both fit."""
-    if choice == "auto":
-        return cores is not None and cores <= 2
-    return choice == "1"
 
 
 COMMAND = Command(

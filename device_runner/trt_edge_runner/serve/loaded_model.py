@@ -27,6 +27,7 @@ from trt_edge_runner.serve.engine_client import (
     EngineProcess,
     EngineRequestError,
 )
+from trt_edge_runner.serve.engine_threads import single_thread, usable_cores
 from trt_edge_runner.serve.metrics import Metrics
 from trt_edge_runner.serve.scheduler import Scheduler, deadline_error
 from trt_edge_runner.serve.supervisor import Supervisor
@@ -40,7 +41,7 @@ class ServeOptions:
     max_queue: int = 16
     timeout_s: float = 300.0
     verify: bool = True
-    single_thread: bool = False  # the engine's CPU kernels without a thread pool
+    engine_threads: str = "auto"  # per bundle: serve.engine_threads.single_thread
     meminfo: Path = MEMINFO  # where a hot swap measures the free memory (swap_room)
     memory_headroom_mib: int = DEFAULT_HEADROOM_MIB
 
@@ -95,7 +96,11 @@ class LoadedModel:
             bundle,
             smoke,
             verify=options.verify,
-            single_thread=options.single_thread,
+            single_thread=single_thread(
+                options.engine_threads,
+                usable_cores(),
+                manifest.memory.weights_bytes if manifest.memory else None,
+            ),
             on_restart=metrics.restarts.inc,
         )
         model = cls(bundle, slot, manifest, text, supervisor, scheduler, metrics)
