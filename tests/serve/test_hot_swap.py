@@ -190,23 +190,32 @@ def test_install_and_rollback_swap_without_dropping_a_request(
         served.stop()
 
 
-def test_a_swap_that_does_not_fit_beside_is_done_in_place(
-    device: tuple[Device, Path, Path], tars: tuple[Path, Path], trt_edge_run: Path
-) -> None:
-    """With (measured) no memory to spare, the service never runs two engines: it stops the
-    old model, then loads the new one; a slot that then fails to load brings the old back."""
+def service_without_room(
+    device: tuple[Device, Path, Path], old_tar: Path, trt_edge_run: Path, name: str
+) -> tuple[Device, Served]:
+    """A fresh agent root with `old_tar` installed, served by a service that reads a meminfo
+    with (almost) nothing available and keeps no headroom: every swap must be in place."""
     first, work, _ = device
-    agent = dataclasses.replace(first, root=work / "root-tight")
-    old_tar, new_tar = tars
-    meminfo = work / "meminfo-tight"
+    agent = dataclasses.replace(first, root=work / f"root-{name}")
+    meminfo = work / f"meminfo-{name}"
     meminfo.write_text("MemTotal:        8000000 kB\nMemAvailable:       1024 kB\n")
     agent.run("install", str(old_tar), check=True)
     served = start_service(
         trt_edge_run,
         ["--meminfo", meminfo, "--memory-headroom-mib", "0"],
-        work / "service-tight.log",
+        work / f"service-{name}.log",
         env=agent.env(),
     )
+    return agent, served
+
+
+def test_a_swap_that_does_not_fit_beside_is_done_in_place(
+    device: tuple[Device, Path, Path], tars: tuple[Path, Path], trt_edge_run: Path
+) -> None:
+    """With (measured) no memory to spare, the service never runs two engines: it stops the
+    old model, then loads the new one; a slot that then fails to load brings the old back."""
+    agent, served = service_without_room(device, tars[0], trt_edge_run, "tight")
+    new_tar = tars[1]
     most_engines = 0
     stop = threading.Event()
 
@@ -266,18 +275,8 @@ def test_a_slot_made_active_again_loads_after_an_in_place_swap_lost_both(
     """An in-place swap whose new slot fails and whose old slot then fails to load again
     leaves nothing served; making the old slot active again (a rollback) must load it,
     although it is the slot the watcher last served."""
-    first, work, _ = device
-    agent = dataclasses.replace(first, root=work / "root-lost")
-    old_tar, new_tar = tars
-    meminfo = work / "meminfo-lost"
-    meminfo.write_text("MemTotal:        8000000 kB\nMemAvailable:       1024 kB\n")
-    agent.run("install", str(old_tar), check=True)
-    served = start_service(
-        trt_edge_run,
-        ["--meminfo", meminfo, "--memory-headroom-mib", "0"],
-        work / "service-lost.log",
-        env=agent.env(),
-    )
+    agent, served = service_without_room(device, tars[0], trt_edge_run, "lost")
+    new_tar = tars[1]
     try:
         served.wait_ready()
         client = openai.OpenAI(base_url=f"{served.url}/v1", api_key="-", max_retries=0)
