@@ -81,14 +81,18 @@ class RunResult:
     request: Request = field(default_factory=Request.default)
 
 
-def _load_quantized_kernels() -> None:
-    """Register ExecuTorch's quantized kernels (e.g. `quantized_decomposed::embedding_4bit`)
-    that a quantized bundle's program calls outside its XNNPACK delegates. Importing the
-    module loads them; a runtime without them fails the load naming the missing kernel."""
+def _load_extra_kernels() -> None:
+    """Register the ExecuTorch kernels a bundle's program may call outside its delegates
+    that the Python runtime does not carry by default: the quantized ones (e.g.
+    `quantized_decomposed::embedding_4bit`, a quantized bundle) and the LLM ones
+    (`llama::custom_sdpa`, a bundle built with `attention: fused`). Importing the modules
+    loads them; a runtime without them fails the load naming the missing kernel."""
     import contextlib
 
     with contextlib.suppress(ImportError):
-        import executorch.kernels.quantized  # noqa: F401
+        import executorch.kernels.quantized
+    with contextlib.suppress(ImportError):
+        import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401
 
 
 def _load_method(runtime: Any, pte: Path, ptd: Path, method_name: str) -> Any:
@@ -214,8 +218,8 @@ class Runner:
                 f"the ExecuTorch runtime is not installed ({exc}); install "
                 "trt-edge-runner[run] (executorch, numpy) on this device"
             ) from None
-        if manifest.quantization is not None:
-            _load_quantized_kernels()
+        if manifest.quantization is not None or manifest.llm is not None:
+            _load_extra_kernels()
         runtime = Runtime.get()
         backends = tuple(runtime.backend_registry.registered_backend_names)
         needed = sorted({d.backend_id for d in manifest.delegates} - set(backends))

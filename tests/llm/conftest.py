@@ -21,7 +21,10 @@ import pytest
 
 from tests.helpers.fixtures_bundles import SOURCE_DATE_EPOCH
 from tests.helpers.session_builds import build_once, fixture_cache_dir, shared_root
-from tests.llm.llm_folders import copy_example, example_writer, write_project
+from tests.llm.llm_folders import copy_example, example_writer, manifest_text, write_project
+
+# The cache of the attention-mode bundles (`cache_bundle`): filled windows 64, 128, 160 (the cap).
+CACHE_SLOTS = 160
 
 
 def build_bundle(manifest: Path, out: Path) -> Path:
@@ -60,6 +63,31 @@ def mini_bundle(llm_root: Path, mini_project: Callable[[str], Path]) -> Callable
         return build_once(
             llm_root, f"{arch}-bundle", lambda work: build_bundle(manifest, work / "out")
         )
+
+    return bundle
+
+
+@pytest.fixture(scope="session")
+def cache_bundle(
+    llm_root: Path, mini_project: Callable[[str], Path]
+) -> Callable[[str, str], tuple[Path, Path]]:
+    """`cache_bundle(arch, attention)`: (the mini's bundle with a CACHE_SLOTS-slot cache built with
+    that `attention`, the mini's folder), built once per session."""
+
+    def bundle(arch: str, attention: str) -> tuple[Path, Path]:
+        folder = mini_project(arch).parent / "folder"
+
+        def make(work: Path) -> Path:
+            text = manifest_text(arch, max_cache_len=CACHE_SLOTS).replace(
+                f"{{path: ./folder, max_cache_len: {CACHE_SLOTS}}}",
+                f"{{path: {folder}, max_cache_len: {CACHE_SLOTS}, attention: {attention}}}",
+            )
+            assert f"attention: {attention}" in text
+            manifest = work / "manifest.yaml"
+            manifest.write_text(text, encoding="utf-8")
+            return build_bundle(manifest, work / "out")
+
+        return build_once(llm_root, f"{arch}-{attention}-bundle", make), folder
 
     return bundle
 

@@ -31,40 +31,13 @@ from trt_edge_runner.runner import Runner
 from trt_edge_runner.runner_interface import EXIT_REQUEST_REFUSED
 
 from tests.helpers.engine_client import Engine, terminal
-from tests.helpers.session_builds import build_once
-from tests.llm.conftest import build_bundle
-from tests.llm.llm_folders import manifest_text
+from tests.llm.conftest import CACHE_SLOTS
 
 pytestmark = pytest.mark.slow
 
 ARCH = [pytest.param(a, marks=pytest.mark.xdist_group(f"llm-{a}")) for a in ("qwen3", "gemma3")]
-CACHE = 160  # windows: 64, 128, 160 (the cap)
+CACHE = CACHE_SLOTS  # windows: 64, 128, 160 (the cap)
 ATOL = 1e-4
-
-
-@pytest.fixture(scope="session")
-def cache_bundle(
-    llm_root: Path, mini_project: Callable[[str], Path]
-) -> Callable[[str, str], tuple[Path, Path]]:
-    """`cache_bundle(arch, attention)`: (the mini's bundle with a CACHE-slot cache built with
-    that `attention`, the mini's folder), built once per session."""
-
-    def bundle(arch: str, attention: str) -> tuple[Path, Path]:
-        folder = mini_project(arch).parent / "folder"
-
-        def make(work: Path) -> Path:
-            text = manifest_text(arch, max_cache_len=CACHE).replace(
-                f"{{path: ./folder, max_cache_len: {CACHE}}}",
-                f"{{path: {folder}, max_cache_len: {CACHE}, attention: {attention}}}",
-            )
-            assert f"attention: {attention}" in text
-            manifest = work / "manifest.yaml"
-            manifest.write_text(text, encoding="utf-8")
-            return build_bundle(manifest, work / "out")
-
-        return build_once(llm_root, f"{arch}-{attention}-bundle", make), folder
-
-    return bundle
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@
 
 #include "cache_bounds.h"
 #include "dtypes.h"
+#include "fused_attention.h"
 
 namespace trt_edge::runner {
 namespace {
@@ -80,6 +81,7 @@ ProfiledModule::ProfiledModule(Bundle bundle, bool honour_policy)
 }
 
 void ProfiledModule::load_program(const std::string& pte) {
+  register_fused_attention_kernel();  // `attention: fused` bundles call llama::custom_sdpa.out
   const std::string ptd = bundle_.dir + "/model.ptd";
   module_ = bundle_.files.count("model.ptd")
                 ? std::make_unique<executorch::extension::Module>(pte, ptd)

@@ -7,6 +7,13 @@ ends a delegate and starts another. This function is the same math in operators
 XNNPACK lowers: 3D `bmm`, a broadcast add of the additive mask, `softmax`. It is
 registered with transformers' `AttentionInterface` under `ATTENTION_NAME` and
 selected with `model.set_attn_implementation`, so the model code is untouched.
+
+`fused_attention` (`attention: fused`, registered as `FUSED_ATTENTION_NAME`) is the
+other road: one operator over the cache buffers in place, ExecuTorch's
+`llama::custom_sdpa` (the one its own LLM export emits; the runtime kernel ships in the
+executorch wheel for the Python runtime, and trt-edge-run carries its own
+implementation, `device_runner/cpp/runner/fused_attention.cpp`). Decode then reads
+exactly the filled slots once: no window copy, no mask, no softmax over empty slots.
 """
 
 from __future__ import annotations
@@ -16,6 +23,53 @@ from typing import Any
 import torch
 
 ATTENTION_NAME = "trt_edge_bmm"
+FUSED_ATTENTION_NAME = "trt_edge_fused"
+# The keyword the export wrapper passes down the model to `fused_attention`: the first
+# written position of this call (transformers forwards unknown keywords to attention).
+START_KWARG = "trt_edge_start_pos"
+
+
+def load_fused_attention_op() -> None:
+    """Make `torch.ops.llama.custom_sdpa` exist for export and its ExecuTorch kernel exist
+    for the Python runtime: importing ExecuTorch's module loads both (idempotent)."""
+    import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401
+
+
+def fused_start(cache_position: torch.Tensor, seq: Any, max_cache_len: int) -> Any:
+    """The call's first position as a symbolic int the fused operator takes, bounded so
+    export can prove every read and write stays inside the buffers."""
+    start = cache_position[0].item()
+    torch._check(start >= 0)  # type: ignore[no-untyped-call]
+    torch._check(start + seq <= max_cache_len)  # type: ignore[no-untyped-call]
+    return start
+
+
+def fused_attention(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    softcap: float | None = None,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, None]:
+    """query `[1, H, s, d]`; key/value the whole sequence-major buffers `[1, L, KV, d]`
+    (`static_cache.BufferCache`, fused). Returns `[1, s, H, d]`, as transformers expects.
+
+    The causal mask is the operator's own (`is_causal` with the start position): query
+    i attends to slots `[0, start + i]`; `attention_mask` is not read. Grouped-query
+    attention is the operator's too (H a multiple of KV), so no key is repeated.
+    """
+    if softcap is not None:
+        raise ValueError("fused attention has no logit softcap: build with attention: filled")
+    start = kwargs[START_KWARG]
+    head_dim = query.shape[3]
+    scale = head_dim**-0.5 if scaling is None else scaling
+    q = query.transpose(1, 2)  # [1, s, H, d]: the operator's sequence-major layout
+    out = torch.ops.llama.custom_sdpa(q, key, value, start, None, 0.0, True, scale)
+    return out, None
 
 
 def bmm_attention(
@@ -65,10 +119,12 @@ def bmm_attention(
 
 
 def register_attention() -> None:
-    """Make `ATTENTION_NAME` an attention implementation transformers accepts (idempotent)."""
+    """Make both attention implementations names transformers accepts (idempotent)."""
     from transformers import AttentionInterface
     from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask
 
     AttentionInterface.register(ATTENTION_NAME, bmm_attention)
-    # The wrapper passes prepared masks; transformers still looks the name up here.
+    AttentionInterface.register(FUSED_ATTENTION_NAME, fused_attention)
+    # The wrapper passes prepared masks; transformers still looks the names up here.
     ALL_MASK_ATTENTION_FUNCTIONS.register(ATTENTION_NAME, eager_mask)
+    ALL_MASK_ATTENTION_FUNCTIONS.register(FUSED_ATTENTION_NAME, eager_mask)

@@ -18,7 +18,24 @@ bundle says so (`llm.requires_zeroed_planned_memory`).
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from trt_edge.pipeline.errors import LoweringError
 from trt_edge.pipeline.lower import LoweringRecipe
+
+
+def refuse_fused_on(backend: str, attention: str, manifest: Path) -> None:
+    """`attention: fused` on TensorRT (backend auto picked it on this host): its operator is
+    ExecuTorch's CPU kernel, not a TensorRT layer. `validate` refuses an explicit
+    `backend: tensorrt`; this is the build's own check once `auto` is decided."""
+    from trt_edge.manifest.huggingface import FUSED
+
+    if attention == FUSED and backend == "tensorrt":
+        raise LoweringError(
+            f"{manifest}: model.huggingface.attention is fused, which runs on ExecuTorch's CPU "
+            "backends only, but this build lowers to TensorRT",
+            hint="set attention: filled for a TensorRT build, or build.backend: xnnpack",
+        )
 
 
 def causal_lm_recipe(backend: str) -> LoweringRecipe:

@@ -21,6 +21,12 @@ input's length, a backed export dimension), so decode costs what the window hold
 the runner feeds the written slots rounded up to a bucket (`LlmSection.window_length`).
 The slots past the last written position but inside W are hidden by the causal mask,
 as they are today, so the result does not depend on the rounding.
+
+Fused attention (`attention: fused`, `fused=True`): no third input. The buffers are
+sequence-major, `[1, max_cache_len, KV, head_dim]`, and attention is one operator,
+`llama::custom_sdpa` (`fused_attention`), which reads keys and values in place up to
+`cache_position[0] + seq` — no copy of the cache, no mask tensor, and a decode step
+costs what is filled, slot by slot rather than by bucket.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from typing import Any
 
 import torch
 from torch import nn
+
+from trt_edge.llm.attention import START_KWARG, fused_start
 
 FULL = "full_attention"
 SLIDING = "sliding_attention"
@@ -50,11 +58,13 @@ class BufferCache:
         values: list[torch.Tensor],
         cache_position: torch.Tensor,
         window: int | torch.SymInt | None = None,  # slots attention reads; None: all
+        sequence_major: bool = False,  # buffers [1, slots, KV, d] (fused attention)
     ) -> None:
         self.keys = keys
         self.values = values
         self.cache_position = cache_position
         self.window = window
+        self.sequence_major = sequence_major
 
     def update(
         self,
@@ -64,6 +74,11 @@ class BufferCache:
         *_: Any,
         **__: Any,
     ) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.sequence_major:
+            # [1, KV, s, d] -> [1, s, KV, d]: the fused operator reads the buffers as they are.
+            self.keys[layer_idx].index_copy_(1, self.cache_position, key_states.transpose(1, 2))
+            self.values[layer_idx].index_copy_(1, self.cache_position, value_states.transpose(1, 2))
+            return self.keys[layer_idx], self.values[layer_idx]
         self.keys[layer_idx].index_copy_(2, self.cache_position, key_states)
         self.values[layer_idx].index_copy_(2, self.cache_position, value_states)
         if self.window is None:
@@ -87,9 +102,14 @@ class StaticCacheLM(nn.Module):
     replaced by `rewrites.LastPositionHead`), so it is called with `logits_to_keep=0`.
     """
 
-    def __init__(self, model: nn.Module, max_cache_len: int, windowed: bool = False) -> None:
+    def __init__(
+        self, model: nn.Module, max_cache_len: int, windowed: bool = False, fused: bool = False
+    ) -> None:
         super().__init__()
+        if windowed and fused:
+            raise ValueError("fused attention reads the filled slots itself: no window input")
         self.windowed = windowed  # forward then needs cache_window
+        self.fused = fused  # sequence-major buffers, attention by `fused_attention`
         config = model.config.get_text_config()  # type: ignore[operator, union-attr]
         self.model = model
         self.max_cache_len = max_cache_len
@@ -106,8 +126,10 @@ class StaticCacheLM(nn.Module):
         head_dim = int(
             getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
         )
+        if fused and self.layer_types != [FULL] * self.n_layers:
+            raise ValueError("fused attention takes full-attention layers only (no sliding window)")
         dtype = next(model.parameters()).dtype
-        shape = (1, n_kv, max_cache_len, head_dim)
+        shape = (1, max_cache_len, n_kv, head_dim) if fused else (1, n_kv, max_cache_len, head_dim)
         for i in range(self.n_layers):
             # persistent=False: the cache is state, not a weight; it never goes to safetensors.
             self.register_buffer(f"k_cache_{i}", torch.zeros(shape, dtype=dtype), persistent=False)
@@ -152,13 +174,18 @@ class StaticCacheLM(nn.Module):
         if self.windowed and cache_window is None:
             raise ValueError("a windowed StaticCacheLM needs cache_window (its length counts)")
         window = cache_window.shape[0] if self.windowed and cache_window is not None else None
+        extra: dict[str, Any] = {}
+        if self.fused:
+            extra[START_KWARG] = fused_start(cache_position, input_ids.shape[1], self.max_cache_len)
         out = self.model(
             input_ids=input_ids,
             position_ids=cache_position.unsqueeze(0),
+            # Fused: unused by attention (the operator masks causally), so export drops it.
             attention_mask=self.masks(cache_position, keys[0].dtype, window),
-            past_key_values=BufferCache(keys, values, cache_position, window),
+            past_key_values=BufferCache(keys, values, cache_position, window, self.fused),
             use_cache=True,
             logits_to_keep=0,
+            **extra,
         )
         logits: torch.Tensor = out.logits
         return logits

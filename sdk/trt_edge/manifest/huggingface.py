@@ -36,6 +36,9 @@ POSITIONS_INPUT = "cache_position"
 # `attention: filled`: a third input whose length (symbol WINDOW) is how many cache slots
 # attention reads, the written ones rounded up to WINDOW_BUCKET (see trt_edge.llm.window).
 FILLED = "filled"
+# `attention: fused`: one operator reads the cache in place up to the call's last position
+# (trt_edge.llm.attention.fused_attention); no third input. Full-attention layers only.
+FUSED = "fused"
 WINDOW = "window"
 WINDOW_INPUT = "cache_window"
 
@@ -60,6 +63,9 @@ class FolderFacts:
     max_position_embeddings: int | None
     weights: tuple[str, ...]  # safetensors files, relative to the folder
     has_tokenizer: bool
+    # Why `attention: fused` cannot build this model (sliding-window layers, a logit
+    # softcap), or None: the fused operator attends causally over every earlier position.
+    fused_obstacle: str | None = None
 
 
 def _read_config(folder: Path) -> dict[str, Any]:
@@ -137,6 +143,22 @@ def _weights(folder: Path) -> tuple[str, ...]:
     )
 
 
+def _fused_obstacle(config: dict[str, Any]) -> str | None:
+    """What in config.json the fused operator cannot compute, or None."""
+    nested = config.get("text_config")
+    text: dict[str, Any] = nested if isinstance(nested, dict) else config
+    layer_types = text.get("layer_types")
+    if isinstance(layer_types, list):
+        sliding = "sliding_attention" in layer_types
+    else:  # older configs: a window that is switched on
+        sliding = bool(text.get("sliding_window")) and text.get("use_sliding_window") is not False
+    if sliding:
+        return "it has sliding-window attention layers"
+    if text.get("attn_logit_softcapping") is not None:
+        return "its attention has a logit softcap"
+    return None
+
+
 def _positive_int(config: dict[str, Any], key: str, source: Path) -> int | None:
     value = config.get(key)
     if value is None:
@@ -169,6 +191,7 @@ def read_folder(folder: Path) -> FolderFacts:
         max_position_embeddings=_positive_int(config, "max_position_embeddings", source),
         weights=_weights(folder),
         has_tokenizer=any((folder / name).is_file() for name in TOKENIZER_FILES),
+        fused_obstacle=_fused_obstacle(config),
     )
 
 

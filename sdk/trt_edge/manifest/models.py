@@ -59,14 +59,18 @@ class HuggingFaceSource(_Strict):
         "generated tokens) one sequence can reach. At least the largest profile's seq, at most "
         "the model's max_position_embeddings.",
     )
-    attention: Literal["all", "filled"] = Field(
+    attention: Literal["all", "filled", "fused"] = Field(
         default="filled",
-        description="Which cache slots attention reads. `filled` (default): only the slots "
-        "written so far, rounded up to a bucket of 64 — decode then costs what the context "
-        "holds, not what the cache could hold; the method gains a third input, cache_window "
-        "[window], whose length is that bucket (bundle.json llm section version 2, fed by both "
-        "runners). `all`: every one of the max_cache_len slots on every call, two inputs "
-        "(llm section version 1) — the opt-out, for a runner that predates version 2.",
+        description="Which cache slots attention reads, and how. `filled` (default): only the "
+        "slots written so far, rounded up to a bucket of 64 — decode then costs what the "
+        "context holds, not what the cache could hold; the method gains a third input, "
+        "cache_window [window], whose length is that bucket (bundle.json llm section version "
+        "2, fed by both runners). `fused`: one attention operator per layer reads the cache in "
+        "place up to the call's last position (ExecuTorch's llama::custom_sdpa; trt-edge-run "
+        "carries its own kernel) — no window copy, the fastest decode at a long context; CPU "
+        "backends (xnnpack, portable) and full-attention models only; two inputs. `all`: every "
+        "one of the max_cache_len slots on every call, two inputs (llm section version 1) — "
+        "the opt-out, for a runner that predates version 2.",
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any, TypeGuard
 from trt_edge.manifest.diagnostics import Diagnostic, Severity, Stage
 from trt_edge.manifest.huggingface import (
     FILLED,
+    FUSED,
     SEQ,
     FolderFacts,
     FolderProblem,
@@ -103,6 +104,7 @@ class SemanticChecker:
         self.check_runtime(profile_names)
         self.check_build()
         self.check_quantize()
+        self.check_fused_attention()
         return self.diagnostics
 
     def huggingface(self) -> dict[str, Any] | None:
@@ -706,6 +708,31 @@ class SemanticChecker:
                 ("build", "quantize", "group_size"),
                 f"group_size {group} is not a multiple of {GROUP_MULTIPLE} (XNNPACK's grouped "
                 "kernels); use 32, 64, 128 or 256",
+            )
+
+    def check_fused_attention(self) -> None:
+        """`attention: fused` needs an ExecuTorch CPU backend (its operator is not a TensorRT
+        layer; backend auto is checked again when the build picks TensorRT) and a model whose
+        attention the operator computes: causal over every earlier position, no softcap."""
+        source = self.huggingface()
+        if source is None or source.get("attention") != FUSED:
+            return
+        path: JsonPath = ("model", "huggingface", "attention")
+        build = self.section("build")
+        backend = build.get("backend", "auto") if isinstance(build, dict) else "auto"
+        if backend == "tensorrt":
+            self.report(
+                path,
+                "attention fused runs on ExecuTorch's CPU backends (xnnpack, portable), not "
+                "TensorRT: use attention: filled with backend tensorrt",
+                stage="compatibility",
+            )
+        if self.folder is not None and self.folder.fused_obstacle is not None:
+            self.report(
+                path,
+                f"attention fused cannot build {self.folder.folder}: "
+                f"{self.folder.fused_obstacle}; use attention: filled",
+                stage="compatibility",
             )
 
 

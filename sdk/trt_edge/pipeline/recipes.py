@@ -212,6 +212,8 @@ class CausalLmRecipe(PlainRecipe):
         return {
             "huggingface": source.architecture,
             "max_cache_len": source.max_cache_len,
+            # `all` and `fused` export the same inputs: only this tells their programs apart.
+            "attention": source.attention,
             "recipe": self.code(),
         }
 
@@ -240,8 +242,11 @@ class CausalLmRecipe(PlainRecipe):
         return export_causal_lm(self.manifest, plan, self.transformed(loaded.module))
 
     def lowering(self, backend: str) -> LoweringRecipe | None:
-        from trt_edge.llm.lowering import causal_lm_recipe
+        from trt_edge.llm.lowering import causal_lm_recipe, refuse_fused_on
 
+        source = self.manifest.huggingface
+        assert source is not None
+        refuse_fused_on(backend, source.attention, self.manifest.source_path)
         return causal_lm_recipe(backend)
 
     def files(self, module: Any) -> dict[str, bytes]:
