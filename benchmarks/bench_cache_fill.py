@@ -1,21 +1,22 @@
 """Decode cost vs `max_cache_len` at the same fill: attention over every slot vs the filled ones.
 
     .venv/bin/python benchmarks/bench_cache_fill.py [--work DIR] [--rounds 3] [--steps 20]
-        [--layers 4] [--fill 128]
+        [--layers 4] [--fill 128] [--modes all,filled,fused] [--lengths 256,4096]
 
 Issue 19, point 3. A Qwen3-0.6B-shaped config cut to `--layers` layers (vocab 151,936,
 hidden 1,024, 16 heads, 8 KV heads, head_dim 128, tied embeddings; random weights made
 by transformers from the config with a fixed seed, nothing downloaded) goes through the
 recipe's own parts — the export wrapper (`StaticCacheLM`), its attention and rewrites,
-torch.export, the recipe's XNNPACK lowering — four times: attention `all` (every slot, as
-before) and `filled` (the window input), each at `max_cache_len` 256 and 4,096. The
+torch.export, the recipe's XNNPACK lowering — once per attention mode and `--lengths` value:
+`all` (every slot), `filled` (the window input) and `fused` (one operator reading the cache in
+place, `docs/fused-attention.md`), by default each at `max_cache_len` 256 and 4,096. The
 validation stage is skipped (the tests prove exactness on the minis; here a check prints
 how far each program's logits are from the `all`/256 one's at the same call).
 
-Each program then runs in a fresh process (ExecuTorch's Python runtime): a 128-token
-prompt (one call), then `--steps` decode calls at position `--fill` (the same slot
+Each program then runs in a fresh process (ExecuTorch's Python runtime): a `--fill`-token
+prompt (in calls of at most 128), then `--steps` decode calls at position `--fill` (the same slot
 rewritten: every step costs the same), timed one by one; the round's figure is their
-median. Rounds interleave the four programs; the printed figure is the median over rounds.
+median. Rounds interleave the programs; the printed figure is the median over rounds.
 Goal (issue 19): decode at fill 128 with 4,096 slots <= 1.1 x the same at 256.
 
 Figures, never asserted. RAM: one program (about 1.7 GB of weights and constants in its
@@ -36,7 +37,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 LENGTHS = (256, 4096)
-MODES = ("all", "filled")
+MODES = ("all", "filled", "fused")
 PROMPT = 128
 SEED = 0
 
@@ -64,7 +65,12 @@ def build_program(out: Path, mode: str, max_cache_len: int, layers: int) -> dict
     from torch.export import Dim
     from transformers import Qwen3ForCausalLM
     from trt_edge.library_noise import quiet_library_noise
-    from trt_edge.llm.attention import ATTENTION_NAME, register_attention
+    from trt_edge.llm.attention import (
+        ATTENTION_NAME,
+        FUSED_ATTENTION_NAME,
+        load_fused_attention_op,
+        register_attention,
+    )
     from trt_edge.llm.lowering import causal_lm_recipe
     from trt_edge.llm.rewrites import LastPositionHead, add_rotation_buffer, rotate_half_as_matmul
     from trt_edge.llm.static_cache import StaticCacheLM
@@ -75,10 +81,13 @@ def build_program(out: Path, mode: str, max_cache_len: int, layers: int) -> dict
         model: Any = Qwen3ForCausalLM(qwen3_config(layers))
         model.eval()
         register_attention()
-        model.set_attn_implementation(ATTENTION_NAME)
+        fused = mode == "fused"
+        if fused:
+            load_fused_attention_op()
+        model.set_attn_implementation(FUSED_ATTENTION_NAME if fused else ATTENTION_NAME)
         model.lm_head = LastPositionHead(model.lm_head)
         windowed = mode == "filled"
-        wrapper = StaticCacheLM(model, max_cache_len, windowed=windowed)
+        wrapper = StaticCacheLM(model, max_cache_len, windowed=windowed, fused=fused)
         add_rotation_buffer(wrapper, 128, torch.float32)
         wrapper.eval()
         seq = Dim("seq", min=1, max=PROMPT)
@@ -120,6 +129,10 @@ def time_program(
     import torch
     from executorch.runtime import Runtime
 
+    if mode == "fused":
+        from trt_edge.llm.attention import load_fused_attention_op
+
+        load_fused_attention_op()
     method = Runtime.get().load_program(str(pte)).load_method("forward")
     rng = np.random.default_rng(SEED)
     prompt = torch.from_numpy(rng.integers(0, 151_936, size=(1, fill)).astype(np.int64))
@@ -131,7 +144,8 @@ def time_program(
             inputs.append(torch.arange(window))
         return method.execute(inputs)[0]
 
-    call(prompt, 0)
+    for start in range(0, fill, PROMPT):  # the export takes at most PROMPT tokens a call
+        call(prompt[:, start : start + PROMPT], start)
     token = torch.tensor([[int(rng.integers(0, 151_936))]])
     samples, logits = [], None
     for _ in range(steps + 1):  # the first is a warm-up (shape change: delegates re-plan)
@@ -172,12 +186,17 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--fill", type=int, default=PROMPT)
+    parser.add_argument("--fill", type=int, default=PROMPT, help="prompt tokens before decode")
+    parser.add_argument(
+        "--lengths",
+        default=",".join(map(str, LENGTHS)),
+        help="max_cache_len values, comma-separated (default 256,4096; each must exceed --fill)",
+    )
     parser.add_argument(
         "--modes",
         default=",".join(MODES),
-        help="attention modes to build and time, comma-separated (default: all,filled); "
-        "'filled' alone halves the build time when only the goal's ratio is wanted",
+        help="attention modes to build and time, comma-separated (default: all,filled,fused); "
+        "one mode alone is enough when only its 4,096/256 ratio is wanted",
     )
     args = parser.parse_args()
     modes = tuple(m for m in args.modes.split(",") if m)
@@ -186,7 +205,10 @@ def main() -> int:
     import numpy as np
 
     args.work.mkdir(parents=True, exist_ok=True)
-    configs = [(mode, length) for mode in modes for length in LENGTHS]
+    lengths = tuple(int(n) for n in args.lengths.split(",") if n)
+    if not lengths or min(lengths) <= args.fill:
+        parser.error("--lengths: every max_cache_len must exceed --fill")
+    configs = [(mode, length) for mode in modes for length in lengths]
     for mode, length in configs:
         pte = args.work / f"{mode}-{length}-L{args.layers}.pte"
         if not pte.is_file():
@@ -200,26 +222,30 @@ def main() -> int:
             doc = run_child("time", pte, mode, length, args.fill, args.steps, logits)
             times[(mode, length)].append(doc["ms"])
         print(f"round {round_index + 1}: load average {os.getloadavg()[0]:.1f}", flush=True)
-    # Logits are compared with the `all`/256 program's, or the first one timed without it.
-    first = "all" if "all" in modes else modes[0]
-    reference = np.load(args.work / f"{first}-256.npy")
+    # Logits are compared with the first mode's at the first length (`all` at 256 by default).
+    reference = np.load(args.work / f"{modes[0]}-{lengths[0]}.npy")
     median = {c: statistics.median(v) for c, v in times.items()}
     print(
         f"\ndecode ms/token at fill {args.fill}, {args.layers} layers, medians of "
         f"{args.rounds} rounds x {args.steps} steps"
     )
-    head = ("attention", "256 slots", "4,096 slots", "4096/256", "max |dlogit|")
-    print(f"{head[0]:<10}{head[1]:>12}{head[2]:>14}{head[3]:>10}{head[4]:>15}")
+    ratio = f"{lengths[-1]}/{lengths[0]}"
+    print(
+        f"{'attention':<10}"
+        + "".join(f"{f'{n:,} slots':>14}" for n in lengths)
+        + f"{ratio:>11}{'max |dlogit|':>15}"
+    )
     for mode in modes:
-        short, long = median[(mode, 256)], median[(mode, 4096)]
         diff = max(
-            float(np.abs(np.load(args.work / f"{mode}-{n}.npy") - reference).max()) for n in LENGTHS
+            float(np.abs(np.load(args.work / f"{mode}-{n}.npy") - reference).max()) for n in lengths
         )
-        print(f"{mode:<10}{short:>12.2f}{long:>14.2f}{long / short:>10.2f}{diff:>15.2e}")
-    if len(modes) == len(MODES):
-        at_long = median[("all", 4096)] / median[("filled", 4096)]
-        at_short = median[("all", 256)] / median[("filled", 256)]
-        print(f"filled vs all at 4,096 slots: x{at_long:.2f} faster; at 256: x{at_short:.2f}")
+        row = "".join(f"{median[(mode, n)]:>14.2f}" for n in lengths)
+        spread = median[(mode, lengths[-1])] / median[(mode, lengths[0])]
+        print(f"{mode:<10}{row}{spread:>11.2f}{diff:>15.2e}")
+    for other in modes[1:]:
+        for n in lengths:
+            speedup = median[(modes[0], n)] / median[(other, n)]
+            print(f"{other} vs {modes[0]} at {n:,} slots: x{speedup:.2f} faster")
     return 0
 
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_llm_realsize.py [--layers 4] [--rounds 3] [--new-tokens 32]
         [--max-cache-len 2048] [--fill 1900] [--columns trt-fp32,trt-8da4w,et-fp32,et-8da4w,eager]
-        [--quick] [--work DIR] [--runner PATH] [--json PATH] [--attention all|filled]
+        [--quick] [--work DIR] [--runner PATH] [--json PATH] [--attention all|filled|fused]
 
 One Qwen3-0.6B-shaped folder (hidden 1,024, intermediate 3,072, 16 heads, 8 KV heads,
 head_dim 128, vocab 151,936, tied embeddings; `--layers` deep, 28 for the real shape;
@@ -594,7 +594,7 @@ def main() -> int:
     parser.add_argument("--max-cache-len", type=int, default=2048)
     parser.add_argument("--fill", type=int, default=1900, help="the long prompt's length")
     parser.add_argument("--prefill-max", type=int, default=512, help="trt-edge's prefill chunk")
-    parser.add_argument("--attention", choices=("all", "filled"), default="all")
+    parser.add_argument("--attention", choices=("all", "filled", "fused"), default="fused")
     parser.add_argument("--columns", default=",".join(COLUMNS))
     parser.add_argument("--quick", action="store_true", help="2 layers, 1 round, short runs")
     parser.add_argument("--work", type=Path, default=Path("/tmp/trt-edge-bench-realsize"))
