@@ -16,73 +16,187 @@
 #include <executorch/runtime/kernel/thread_parallel_interface.h>
 #include <executorch/runtime/platform/log.h>
 
+// The helpers pass 32-byte vectors by value; all are inlined into one function per target, so
+// the note that their ABI differs with and without AVX concerns no call that exists.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace trt_edge::runner {
 
 namespace {
 
-// Four lanes with GCC/Clang vector extensions: SSE on x86-64, NEON on aarch64, one source.
-// Four independent partial sums also let the compiler keep the dot product in registers
-// without reassociating float adds (which it may not do on its own).
-typedef float Lanes __attribute__((vector_size(16)));
+// Eight float lanes with GCC/Clang vector extensions: one source for every target. The
+// compiler maps a vector to two SSE or NEON registers, or to one AVX register in the x86
+// clone below; explicit vectors (and several partial sums) are what let it keep the dot
+// products in registers without reassociating float adds, which it may not do on its own.
+typedef float Lanes __attribute__((vector_size(32)));
+typedef int32_t IntLanes __attribute__((vector_size(32)));
+constexpr int64_t kLanes = 8;
 
-inline Lanes load(const float* p) {
+// x86-64: an AVX2+FMA clone of the per-task kernel beside the baseline (SSE2) one, picked
+// at load time by the CPU (GCC target_clones; glibc's ifunc). Elsewhere the baseline only
+// (aarch64's NEON has fused multiply-add already).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TRT_EDGE_CPU_CLONES __attribute__((target_clones("arch=haswell", "default")))
+#else
+#define TRT_EDGE_CPU_CLONES
+#endif
+#define TRT_EDGE_INLINE inline __attribute__((always_inline))
+
+TRT_EDGE_INLINE Lanes load(const float* p) {
   Lanes v;
-  std::memcpy(&v, p, sizeof v);  // unaligned-safe; compiles to one vector load
+  std::memcpy(&v, p, sizeof v);  // unaligned-safe; compiles to vector loads
   return v;
 }
 
-inline void store(float* p, Lanes v) { std::memcpy(p, &v, sizeof v); }
+TRT_EDGE_INLINE void store(float* p, Lanes v) { std::memcpy(p, &v, sizeof v); }
 
-inline float dot(const float* a, const float* b, int64_t n) {
-  Lanes acc0 = {0, 0, 0, 0}, acc1 = {0, 0, 0, 0};
-  int64_t d = 0;
-  for (; d + 8 <= n; d += 8) {
-    acc0 += load(a + d) * load(b + d);
-    acc1 += load(a + d + 4) * load(b + d + 4);
-  }
-  Lanes acc = acc0 + acc1;
-  float sum = acc[0] + acc[1] + acc[2] + acc[3];
-  for (; d < n; ++d) sum += a[d] * b[d];
-  return sum;
+TRT_EDGE_INLINE Lanes splat(float x) { return Lanes{x, x, x, x, x, x, x, x}; }
+
+TRT_EDGE_INLINE float lane_sum(Lanes v) {
+  return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
 }
 
-// out += weight * row
-inline void axpy(float* out, const float* row, float weight, int64_t n) {
-  const Lanes w = {weight, weight, weight, weight};
-  int64_t d = 0;
-  for (; d + 4 <= n; d += 4) store(out + d, load(out + d) + w * load(row + d));
-  for (; d < n; ++d) out[d] += weight * row[d];
+TRT_EDGE_INLINE float lane_max(Lanes v) {
+  float m = v[0];
+  for (int l = 1; l < kLanes; ++l) m = v[l] > m ? v[l] : m;
+  return m;
 }
 
-// One query position i and one KV head g: the `reps` query heads that share g, together, so each
-// key and value row is read once for all of them.
-void attend_group(const float* query, const float* key, const float* value, float* out, int64_t i,
-                  int64_t g, int64_t heads, int64_t kv_heads, int64_t dim, int64_t n_keys,
-                  float scale, std::vector<float>& scores) {
-  const int64_t reps = heads / kv_heads;
-  scores.resize(static_cast<size_t>(reps * n_keys));
-  const float* q = query + (i * heads + g * reps) * dim;
+// e^x for x <= 0 (scores minus their maximum), lane-wise: x = n ln2 + r with |r| <= ln2/2,
+// e^r by a degree-6 polynomial (Taylor, relative error < 2e-7 on that interval), 2^n through the
+// exponent bits. Below -87 the result is flushed to 0, as expf underflows there.
+TRT_EDGE_INLINE Lanes exp_nonpositive(Lanes x) {
+  const Lanes lowest = splat(-87.0f);
+  x = x < lowest ? lowest : x;
+  const Lanes n = __builtin_convertvector(
+      __builtin_convertvector(x * splat(1.44269504088896341f) - splat(0.5f), IntLanes), Lanes);
+  // n = round-to-nearest-ish: truncation of (x log2e - 0.5) for x <= 0 rounds toward zero,
+  // i.e. up, so n is within [x log2e - 0.5, x log2e + 0.5]: |r| <= ln2/2 holds.
+  const Lanes r = (x - n * splat(0.693359375f)) + n * splat(2.12194440e-4f);
+  Lanes p = splat(1.0f / 720);
+  p = p * r + splat(1.0f / 120);
+  p = p * r + splat(1.0f / 24);
+  p = p * r + splat(1.0f / 6);
+  p = p * r + splat(0.5f);
+  p = p * r + splat(1.0f);
+  p = p * r + splat(1.0f);
+  const IntLanes bits = (__builtin_convertvector(n, IntLanes) + 127) << 23;
+  Lanes scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  const IntLanes flushed = x <= lowest;  // all ones in a flushed lane
+  IntLanes result_bits;
+  const Lanes result = p * scale;
+  std::memcpy(&result_bits, &result, sizeof result_bits);
+  result_bits &= ~flushed;
+  Lanes kept;
+  std::memcpy(&kept, &result_bits, sizeof kept);
+  return kept;
+}
+
+// scores[r][j] = scale * q_r . k_j for the R query heads (rows) that share one KV head: each
+// key row is loaded once for all R.
+template <int R>
+TRT_EDGE_INLINE void score_rows(const float* q, const float* key, int64_t key_stride,
+                                int64_t dim, int64_t n_keys, float scale, float* scores) {
   for (int64_t j = 0; j < n_keys; ++j) {
-    const float* k = key + (j * kv_heads + g) * dim;
-    for (int64_t r = 0; r < reps; ++r) scores[r * n_keys + j] = dot(q + r * dim, k, dim) * scale;
+    const float* k = key + j * key_stride;
+    Lanes acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = splat(0.0f);
+    int64_t d = 0;
+    for (; d + kLanes <= dim; d += kLanes) {
+      const Lanes kv = load(k + d);
+      for (int r = 0; r < R; ++r) acc[r] += load(q + r * dim + d) * kv;
+    }
+    for (int r = 0; r < R; ++r) {
+      float sum = lane_sum(acc[r]);
+      for (int64_t t = d; t < dim; ++t) sum += q[r * dim + t] * k[t];
+      scores[r * n_keys + j] = sum * scale;
+    }
   }
-  for (int64_t r = 0; r < reps; ++r) {
-    float* s = scores.data() + r * n_keys;
-    const float top = *std::max_element(s, s + n_keys);
+}
+
+// Each row of scores becomes its softmax numerators e^(s - max); returns nothing, writes the
+// reciprocal of each row's sum to inv[r].
+TRT_EDGE_INLINE void softmax_numerators(float* scores, int rows, int64_t n_keys, float* inv) {
+  for (int r = 0; r < rows; ++r) {
+    float* s = scores + r * n_keys;
+    float top = -std::numeric_limits<float>::infinity();
+    int64_t j = 0;
+    for (; j + kLanes <= n_keys; j += kLanes) top = std::max(top, lane_max(load(s + j)));
+    for (; j < n_keys; ++j) top = std::max(top, s[j]);
+    Lanes total_lanes = splat(0.0f);
     float total = 0.0f;
-    for (int64_t j = 0; j < n_keys; ++j) {
+    for (j = 0; j + kLanes <= n_keys; j += kLanes) {
+      const Lanes e = exp_nonpositive(load(s + j) - splat(top));
+      store(s + j, e);
+      total_lanes += e;
+    }
+    for (; j < n_keys; ++j) {
       s[j] = std::exp(s[j] - top);
       total += s[j];
     }
-    const float inv = 1.0f / total;
-    for (int64_t j = 0; j < n_keys; ++j) s[j] *= inv;
-    float* o = out + (i * heads + g * reps + r) * dim;
-    std::fill(o, o + dim, 0.0f);
+    inv[r] = 1.0f / (total + lane_sum(total_lanes));
   }
-  for (int64_t j = 0; j < n_keys; ++j) {
-    const float* v = value + (j * kv_heads + g) * dim;
-    for (int64_t r = 0; r < reps; ++r) {
-      axpy(out + (i * heads + g * reps + r) * dim, v, scores[r * n_keys + j], dim);
+}
+
+// out_r = inv_r * sum_j p[r][j] v_j, two vectors of each output row kept in registers while
+// the keys stream by.
+template <int R>
+TRT_EDGE_INLINE void weigh_values(const float* probs, const float* inv, const float* value,
+                                  int64_t value_stride, int64_t dim, int64_t n_keys,
+                                  float* out) {
+  int64_t d = 0;
+  for (; d + 2 * kLanes <= dim; d += 2 * kLanes) {
+    Lanes acc0[R], acc1[R];
+    for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = splat(0.0f);
+    for (int64_t j = 0; j < n_keys; ++j) {
+      const float* v = value + j * value_stride + d;
+      const Lanes v0 = load(v), v1 = load(v + kLanes);
+      for (int r = 0; r < R; ++r) {
+        const Lanes p = splat(probs[r * n_keys + j]);
+        acc0[r] += p * v0;
+        acc1[r] += p * v1;
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      store(out + r * dim + d, acc0[r] * splat(inv[r]));
+      store(out + r * dim + d + kLanes, acc1[r] * splat(inv[r]));
+    }
+  }
+  for (; d < dim; ++d) {  // a head size that is not a multiple of 16
+    for (int r = 0; r < R; ++r) {
+      float sum = 0.0f;
+      for (int64_t j = 0; j < n_keys; ++j) sum += probs[r * n_keys + j] * value[j * value_stride + d];
+      out[r * dim + d] = sum * inv[r];
+    }
+  }
+}
+
+template <int R>
+TRT_EDGE_INLINE void attend_rows(const float* q, const float* key, const float* value,
+                                 int64_t stride, int64_t dim, int64_t n_keys, float scale,
+                                 float* scores, float* out) {
+  float inv[R];
+  score_rows<R>(q, key, stride, dim, n_keys, scale, scores);
+  softmax_numerators(scores, R, n_keys, inv);
+  weigh_values<R>(scores, inv, value, stride, dim, n_keys, out);
+}
+
+// One query position and one KV head: its query heads in groups of up to four rows.
+TRT_EDGE_CPU_CLONES
+void attend_group(const float* query, const float* key, const float* value, float* out, int64_t i,
+                  int64_t g, int64_t heads, int64_t kv_heads, int64_t dim, int64_t n_keys,
+                  float scale, float* scores) {
+  const int64_t reps = heads / kv_heads, stride = kv_heads * dim;
+  const float* k = key + g * dim;
+  const float* v = value + g * dim;
+  for (int64_t r0 = 0; r0 < reps; r0 += 4) {
+    const int64_t row = (i * heads + g * reps + r0) * dim;
+    switch (std::min<int64_t>(4, reps - r0)) {
+      case 4: attend_rows<4>(query + row, k, v, stride, dim, n_keys, scale, scores, out + row); break;
+      case 3: attend_rows<3>(query + row, k, v, stride, dim, n_keys, scale, scores, out + row); break;
+      case 2: attend_rows<2>(query + row, k, v, stride, dim, n_keys, scale, scores, out + row); break;
+      default: attend_rows<1>(query + row, k, v, stride, dim, n_keys, scale, scores, out + row);
     }
   }
 }
@@ -147,11 +261,12 @@ void fused_attention(const float* query, const float* key, const float* value, f
   // One task per (query position, KV head); the pool splits them. Decode (seq 1) has
   // kv_heads tasks, each reading its own head's keys and values once.
   executorch::extension::parallel_for(0, seq * kv_heads, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> scores;
+    std::vector<float> scores(static_cast<size_t>(4 * (start_pos + seq)));  // 4 rows at most
     for (int64_t task = begin; task < end; ++task) {
       const int64_t i = task / kv_heads, g = task % kv_heads;
       const int64_t n_keys = causal ? start_pos + i + 1 : start_pos + seq;
-      attend_group(query, key, value, out, i, g, heads, kv_heads, dim, n_keys, scale, scores);
+      attend_group(query, key, value, out, i, g, heads, kv_heads, dim, n_keys, scale,
+                   scores.data());
     }
   });
 }

@@ -1,9 +1,10 @@
 // The runner's fused attention kernel (runner/fused_attention.h) against the definition,
-// softmax(scale * q k^T) v over the visible slots, computed in double: grouped queries (1, 2
-// and 4 query heads per KV head), causal and not, a call starting mid-cache (the kept
-// prefix, decode), a head size with a tail past the vector width, and slots past the
-// visible ones holding garbage that must not be read. Runs on ExecuTorch's thread pool
-// like in the runner. A plain program: prints each failed check and exits nonzero.
+// softmax(scale * q k^T) v over the visible slots, computed in double: grouped queries (1 to 6
+// query heads per KV head: the kernel's row groups of 1-4), causal and not, a call starting
+// mid-cache (the kept prefix, decode), a head size with a tail past the vector width, slots
+// past the visible ones holding NaN that must not be read, and scores spread so far that most
+// softmax weights underflow. Runs on ExecuTorch's thread pool like in the runner. A plain
+// program: prints each failed check and exits nonzero.
 #include "fused_attention.h"
 
 #include <cmath>
@@ -21,6 +22,7 @@ int failures = 0;
 struct Case {
   int64_t seq, heads, kv_heads, dim, slots, start;
   bool causal;
+  float gain = 1.0f;  // query scale: large gains push scores below expf's underflow
 };
 
 // out[i, h, :] by the definition, in double.
@@ -63,7 +65,8 @@ void run(const Case& c) {
     for (auto& e : x) e = normal(rng);
     return x;
   };
-  const auto q = fill(static_cast<size_t>(c.seq * c.heads * c.dim));
+  auto q = fill(static_cast<size_t>(c.seq * c.heads * c.dim));
+  for (auto& e : q) e *= c.gain;
   auto k = fill(static_cast<size_t>(c.slots * c.kv_heads * c.dim));
   auto v = fill(static_cast<size_t>(c.slots * c.kv_heads * c.dim));
   // Slots no query may see hold NaN: reading one would poison the result.
@@ -100,7 +103,8 @@ int main() {
       {7, 4, 4, 16, 32, 0, true},      // a prompt from slot 0, one query head per KV head
       {5, 8, 2, 20, 48, 17, true},     // a chunk after a kept prefix; dim 20: a vector tail
       {3, 6, 3, 12, 16, 9, false},     // not causal: every query sees [0, start + seq)
-      {24, 12, 2, 128, 160, 24, true}  // a full prefill chunk, six query heads per KV head
+      {24, 12, 2, 128, 160, 24, true},  // a full prefill chunk, six query heads per KV head
+      {2, 8, 8, 64, 80, 60, true, 40.0f}  // peaked: most weights underflow to exactly 0
   };
   for (const auto& c : cases) run(c);
   if (failures == 0) std::printf("fused attention: %zu cases ok\n", std::size(cases));
