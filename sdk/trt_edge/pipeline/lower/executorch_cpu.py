@@ -51,6 +51,12 @@ def lower_files(
     try:
         with _preprocess_shares_weights(), _duplicates_share_parameters():
             edge = to_edge_transform_and_lower(program, partitioner=partitioners, **edge_kwargs)
+        # XNNPACK's partitioner keeps the graph's source partitions (its linear config's
+        # `src_partitions`), and through their nodes the lowered graph with every
+        # delegate's serialized weights: a whole copy of the weights (2.2 GiB at
+        # Qwen3-0.6B's shape) kept alive under the `.ptd` read-back for as long as this
+        # frame held the list. The backend passes a list of its own; dropped here.
+        del partitioners
         executorch_program = (
             edge.to_executorch(config=backend_config)
             if backend_config is not None
