@@ -12,9 +12,11 @@ each stored once (`shared_constants`).
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import LoweringError
 from trt_edge.pipeline.lower import Lowered, LoweringRecipe, require_fp32
 from trt_edge.pipeline.lower.shared_constants import shared_constants, tag_delegate_constants
+from trt_edge.pipeline.peak_memory import release_memory
 from trt_edge.pipeline.plan import ExportPlan
 
 
@@ -46,7 +49,14 @@ def lower_files(
         edge_kwargs["compile_config"] = recipe.compile_config
     backend_config = recipe.backend_config if recipe is not None else None
     try:
-        edge = to_edge_transform_and_lower(program, partitioner=partitioners, **edge_kwargs)
+        with _preprocess_shares_weights(), _duplicates_share_parameters():
+            edge = to_edge_transform_and_lower(program, partitioner=partitioners, **edge_kwargs)
+        # XNNPACK's partitioner keeps the graph's source partitions (its linear config's
+        # `src_partitions`), and through their nodes the lowered graph with every
+        # delegate's serialized weights: a whole copy of the weights (2.2 GiB at
+        # Qwen3-0.6B's shape) kept alive under the `.ptd` read-back for as long as this
+        # frame held the list. The backend passes a list of its own; dropped here.
+        del partitioners
         executorch_program = (
             edge.to_executorch(config=backend_config)
             if backend_config is not None
@@ -59,6 +69,11 @@ def lower_files(
             # the weights) is gone: never two joined copies of the data at once.
             executorch_program.write_tensor_data_to_file(scratch)
             del executorch_program
+            # The serialized weights are freed by now, but glibc keeps their pages (and
+            # torch's caches reach the lowered graph) unless told: read back on top of
+            # them, the `.ptd` was the lowering's peak (7.9 GiB at Qwen3-0.6B's shape).
+            forget_lowered_graphs()
+            release_memory()
             data = {p.name: p.read_bytes() for p in sorted(Path(scratch).glob("*.ptd"))}
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
@@ -69,6 +84,90 @@ def lower_files(
     finally:
         forget_lowered_graphs()
     return pte, data
+
+
+@contextmanager
+def _preprocess_shares_weights() -> Iterator[None]:
+    """While lowering, XNNPACK's preprocess gets a copy of each partition whose graph and
+    dicts are its own but whose weight tensors are the program's.
+
+    ExecuTorch hands every backend `copy_exported_program_for_preprocess(partition)`, by
+    default a `copy.deepcopy` with every weight, made "in case backends change graph
+    inside preprocess". XNNPACK's preprocess rewrites the graph (its passes replace
+    `state_dict` entries, they never write into a tensor) and reads each weight once to
+    serialize it, so the copied weights are pure overhead: measured at Qwen3-0.6B's shape
+    they were a whole extra copy of the model (2.2 GiB) alive at the lowering's peak.
+    ExecuTorch's own CUDA and OpenVINO backends override the same hook the same way
+    (a deepcopy whose memo maps each tensor to itself); XNNPACK 1.5.1 does not, and its
+    class refuses subclasses, so the hook is set on it for the duration of the lowering
+    and removed after. Where the installed XNNPACK defines the hook itself, it is left
+    alone. The bundle is byte-identical either way (`tests/pipeline/test_lowering_memory.py`)."""
+    try:
+        from executorch.backends.xnnpack.xnnpack_preprocess import XnnpackBackend
+    except ImportError:
+        yield
+        return
+    name = "copy_exported_program_for_preprocess"
+    if name in vars(XnnpackBackend):
+        yield
+        return
+    setattr(XnnpackBackend, name, classmethod(_copy_sharing_weights))
+    try:
+        yield
+    finally:
+        delattr(XnnpackBackend, name)
+
+
+@contextmanager
+def _duplicates_share_parameters() -> Iterator[None]:
+    """While lowering, ExecuTorch's `duplicate_constant_node` gives a parameter read both
+    inside a delegate and outside it (a tied embedding: XNNPACK's `lm_head`, the gather
+    outside) a second placeholder holding the *same* tensor instead of a deep copy.
+
+    The copy exists so that each side has its own placeholder; its data is never changed
+    (a parameter of an inference program), and the `.ptd` stores the table once anyway
+    (`shared_constants`). Deep-copied, it held a second copy of the table (593 MiB at
+    Qwen3's vocabulary) from partitioning to the end of `to_executorch`, the lowering's
+    peak. The pass reaches `copy.deepcopy` through its module's `copy` name, which is
+    swapped for the duration of the lowering: parameters are shared, everything else
+    (buffers, constants, the input specs) is still deep-copied. The bundle is
+    byte-identical either way (`tests/pipeline/test_lowering_memory.py`)."""
+    import types
+
+    import torch
+
+    try:
+        from executorch.exir.backend.canonical_partitioners import (
+            duplicate_constant_node_pass as module,
+        )
+    except ImportError:
+        yield
+        return
+    original = getattr(module, "copy", None)
+    if original is not copy:
+        yield  # not the module this was written against: leave it as it is
+        return
+
+    def deepcopy(value: Any, memo: dict[int, Any] | None = None) -> Any:
+        if isinstance(value, torch.nn.Parameter):
+            return value
+        return copy.deepcopy(value, memo)
+
+    module.copy = types.SimpleNamespace(deepcopy=deepcopy)
+    try:
+        yield
+    finally:
+        module.copy = original
+
+
+def _copy_sharing_weights(cls: type, program: Any, compile_specs: list[Any]) -> Any:
+    """`copy.deepcopy(program)`, except that its `state_dict` and `constants` tensors are
+    the same objects (new dicts holding them): the memo answers each by itself."""
+    import torch
+
+    tensors = [*program.state_dict.values(), *program.constants.values()]
+    memo = {id(t): t for t in tensors if isinstance(t, torch.Tensor)}
+    return copy.deepcopy(program, memo)
 
 
 def forget_lowered_graphs() -> None:
