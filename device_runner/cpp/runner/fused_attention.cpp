@@ -36,27 +36,27 @@ constexpr int64_t kLanes = 8;
 // at load time by the CPU (GCC target_clones; glibc's ifunc). Elsewhere the baseline only
 // (aarch64's NEON has fused multiply-add already).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define TRT_EDGE_CPU_CLONES __attribute__((target_clones("arch=haswell", "default")))
+#define FUSED_ATTENTION_CPU_CLONES __attribute__((target_clones("arch=haswell", "default")))
 #else
-#define TRT_EDGE_CPU_CLONES
+#define FUSED_ATTENTION_CPU_CLONES
 #endif
-#define TRT_EDGE_INLINE inline __attribute__((always_inline))
+#define FUSED_ATTENTION_INLINE inline __attribute__((always_inline))
 
-TRT_EDGE_INLINE Lanes load(const float* p) {
+FUSED_ATTENTION_INLINE Lanes load(const float* p) {
   Lanes v;
   std::memcpy(&v, p, sizeof v);  // unaligned-safe; compiles to vector loads
   return v;
 }
 
-TRT_EDGE_INLINE void store(float* p, Lanes v) { std::memcpy(p, &v, sizeof v); }
+FUSED_ATTENTION_INLINE void store(float* p, Lanes v) { std::memcpy(p, &v, sizeof v); }
 
-TRT_EDGE_INLINE Lanes splat(float x) { return Lanes{x, x, x, x, x, x, x, x}; }
+FUSED_ATTENTION_INLINE Lanes splat(float x) { return Lanes{x, x, x, x, x, x, x, x}; }
 
-TRT_EDGE_INLINE float lane_sum(Lanes v) {
+FUSED_ATTENTION_INLINE float lane_sum(Lanes v) {
   return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
 }
 
-TRT_EDGE_INLINE float lane_max(Lanes v) {
+FUSED_ATTENTION_INLINE float lane_max(Lanes v) {
   float m = v[0];
   for (int l = 1; l < kLanes; ++l) m = v[l] > m ? v[l] : m;
   return m;
@@ -65,7 +65,7 @@ TRT_EDGE_INLINE float lane_max(Lanes v) {
 // e^x for x <= 0 (scores minus their maximum), lane-wise: x = n ln2 + r with |r| <= ln2/2,
 // e^r by a degree-6 polynomial (Taylor, relative error < 2e-7 on that interval), 2^n through the
 // exponent bits. Below -87 the result is flushed to 0, as expf underflows there.
-TRT_EDGE_INLINE Lanes exp_nonpositive(Lanes x) {
+FUSED_ATTENTION_INLINE Lanes exp_nonpositive(Lanes x) {
   const Lanes lowest = splat(-87.0f);
   x = x < lowest ? lowest : x;
   const Lanes n = __builtin_convertvector(
@@ -96,7 +96,7 @@ TRT_EDGE_INLINE Lanes exp_nonpositive(Lanes x) {
 // scores[r][j] = scale * q_r . k_j for the R query heads (rows) that share one KV head: each
 // key row is loaded once for all R.
 template <int R>
-TRT_EDGE_INLINE void score_rows(const float* q, const float* key, int64_t key_stride,
+FUSED_ATTENTION_INLINE void score_rows(const float* q, const float* key, int64_t key_stride,
                                 int64_t dim, int64_t n_keys, float scale, float* scores) {
   for (int64_t j = 0; j < n_keys; ++j) {
     const float* k = key + j * key_stride;
@@ -117,7 +117,7 @@ TRT_EDGE_INLINE void score_rows(const float* q, const float* key, int64_t key_st
 
 // Each row of scores becomes its softmax numerators e^(s - max); returns nothing, writes the
 // reciprocal of each row's sum to inv[r].
-TRT_EDGE_INLINE void softmax_numerators(float* scores, int rows, int64_t n_keys, float* inv) {
+FUSED_ATTENTION_INLINE void softmax_numerators(float* scores, int rows, int64_t n_keys, float* inv) {
   for (int r = 0; r < rows; ++r) {
     float* s = scores + r * n_keys;
     float top = -std::numeric_limits<float>::infinity();
@@ -142,7 +142,7 @@ TRT_EDGE_INLINE void softmax_numerators(float* scores, int rows, int64_t n_keys,
 // out_r = inv_r * sum_j p[r][j] v_j, two vectors of each output row kept in registers while
 // the keys stream by.
 template <int R>
-TRT_EDGE_INLINE void weigh_values(const float* probs, const float* inv, const float* value,
+FUSED_ATTENTION_INLINE void weigh_values(const float* probs, const float* inv, const float* value,
                                   int64_t value_stride, int64_t dim, int64_t n_keys,
                                   float* out) {
   int64_t d = 0;
@@ -173,7 +173,7 @@ TRT_EDGE_INLINE void weigh_values(const float* probs, const float* inv, const fl
 }
 
 template <int R>
-TRT_EDGE_INLINE void attend_rows(const float* q, const float* key, const float* value,
+FUSED_ATTENTION_INLINE void attend_rows(const float* q, const float* key, const float* value,
                                  int64_t stride, int64_t dim, int64_t n_keys, float scale,
                                  float* scores, float* out) {
   float inv[R];
@@ -183,7 +183,7 @@ TRT_EDGE_INLINE void attend_rows(const float* q, const float* key, const float* 
 }
 
 // One query position and one KV head: its query heads in groups of up to four rows.
-TRT_EDGE_CPU_CLONES
+FUSED_ATTENTION_CPU_CLONES
 void attend_group(const float* query, const float* key, const float* value, float* out, int64_t i,
                   int64_t g, int64_t heads, int64_t kv_heads, int64_t dim, int64_t n_keys,
                   float scale, float* scores) {
