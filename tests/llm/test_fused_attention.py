@@ -136,8 +136,13 @@ def validate(manifest: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
 
 
-def attention_line(text: str) -> int:
-    return next(i for i, line in enumerate(text.splitlines(), 1) if "attention: fused" in line)
+def refusal(text: str, tmp_path: Path) -> tuple[int, str, str]:
+    """Validate `text` as a manifest: (exit code, output, the `file:line:` of its attention)."""
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(text, encoding="utf-8")
+    done = validate(manifest)
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if "attention: fused" in row)
+    return done.returncode, done.stdout + done.stderr, f"{manifest}:{line}:"
 
 
 @pytest.mark.xdist_group("llm-gemma3")
@@ -149,12 +154,9 @@ def test_sliding_window_layers_are_refused_at_the_attention_line(
         f"{{path: ./folder, max_cache_len: {CACHE}}}",
         f"{{path: {folder},\n               max_cache_len: {CACHE}, attention: fused}}",
     )
-    manifest = tmp_path / "manifest.yaml"
-    manifest.write_text(text, encoding="utf-8")
-    done = validate(manifest)
-    out = done.stdout + done.stderr
-    assert done.returncode == 1, out
-    assert f"{manifest}:{attention_line(text)}:" in out
+    code, out, place = refusal(text, tmp_path)
+    assert code == 1, out
+    assert place in out
     assert "it has sliding-window attention layers; use attention: filled" in out
     assert "Traceback" not in out
 
@@ -173,10 +175,7 @@ def test_a_tensorrt_backend_is_refused_at_the_attention_line(
         .replace("backend: xnnpack", "backend: tensorrt")
         .replace("targets: [cpu-x86_64]", "targets: [x86-ampere]")
     )
-    manifest = tmp_path / "manifest.yaml"
-    manifest.write_text(text, encoding="utf-8")
-    done = validate(manifest)
-    out = done.stdout + done.stderr
-    assert done.returncode == 1, out
-    assert f"{manifest}:{attention_line(text)}:" in out
+    code, out, place = refusal(text, tmp_path)
+    assert code == 1, out
+    assert place in out
     assert "attention fused runs on ExecuTorch's CPU backends (xnnpack, portable), not " in out
