@@ -32,13 +32,12 @@ typedef float Lanes __attribute__((vector_size(32)));
 typedef int32_t IntLanes __attribute__((vector_size(32)));
 constexpr int64_t kLanes = 8;
 
-// x86-64: an AVX2+FMA clone of the per-task kernel beside the baseline (SSE2) one, picked
-// at load time by the CPU (GCC target_clones; glibc's ifunc). Elsewhere the baseline only
-// (aarch64's NEON has fused multiply-add already).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define FUSED_ATTENTION_CPU_CLONES __attribute__((target_clones("arch=haswell", "default")))
-#else
-#define FUSED_ATTENTION_CPU_CLONES
+// x86-64: the per-task kernel is compiled twice, for the baseline (SSE2) and for AVX2+FMA, and
+// the second is taken when the CPU has both (checked once, by feature, so AMD and Intel alike:
+// GCC's target_clones("arch=haswell") dispatches on the CPU model and ran the SSE2 code on an
+// AVX2 EPYC). Elsewhere the one baseline build (aarch64's NEON has fused multiply-add already).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define FUSED_ATTENTION_X86_AVX2 1
 #endif
 #define FUSED_ATTENTION_INLINE inline __attribute__((always_inline))
 
@@ -93,6 +92,14 @@ FUSED_ATTENTION_INLINE Lanes exp_nonpositive(Lanes x) {
   return kept;
 }
 
+// Brings the cache row `ahead` keys on into the CPU's caches while this one is used: one head's
+// row is dim floats in its own 4 KB page (kv_heads * dim apart), where the hardware
+// prefetchers, which stop at page boundaries, do not reach.
+constexpr int64_t kRowsAhead = 8;
+FUSED_ATTENTION_INLINE void prefetch_row(const float* row, int64_t dim) {
+  for (int64_t d = 0; d < dim; d += 16) __builtin_prefetch(row + d, 0, 3);
+}
+
 // scores[r][j] = scale * q_r . k_j for the R query heads (rows) that share one KV head: each
 // key row is loaded once for all R.
 template <int R>
@@ -100,6 +107,7 @@ FUSED_ATTENTION_INLINE void score_rows(const float* q, const float* key, int64_t
                                 int64_t dim, int64_t n_keys, float scale, float* scores) {
   for (int64_t j = 0; j < n_keys; ++j) {
     const float* k = key + j * key_stride;
+    if (j + kRowsAhead < n_keys) prefetch_row(k + kRowsAhead * key_stride, dim);
     Lanes acc[R];
     for (int r = 0; r < R; ++r) acc[r] = splat(0.0f);
     int64_t d = 0;
@@ -139,36 +147,29 @@ FUSED_ATTENTION_INLINE void softmax_numerators(float* scores, int rows, int64_t 
   }
 }
 
-// out_r = inv_r * sum_j p[r][j] v_j, two vectors of each output row kept in registers while
-// the keys stream by.
+// out_r = inv_r * sum_j p[r][j] v_j, key by key: each value row is read once, whole, and the R
+// output rows accumulate in place (they stay in L1).
 template <int R>
 FUSED_ATTENTION_INLINE void weigh_values(const float* probs, const float* inv, const float* value,
                                   int64_t value_stride, int64_t dim, int64_t n_keys,
                                   float* out) {
-  int64_t d = 0;
-  for (; d + 2 * kLanes <= dim; d += 2 * kLanes) {
-    Lanes acc0[R], acc1[R];
-    for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = splat(0.0f);
-    for (int64_t j = 0; j < n_keys; ++j) {
-      const float* v = value + j * value_stride + d;
-      const Lanes v0 = load(v), v1 = load(v + kLanes);
-      for (int r = 0; r < R; ++r) {
-        const Lanes p = splat(probs[r * n_keys + j]);
-        acc0[r] += p * v0;
-        acc1[r] += p * v1;
-      }
+  for (int r = 0; r < R; ++r) std::fill(out + r * dim, out + (r + 1) * dim, 0.0f);
+  const int64_t vector_end = dim - dim % kLanes;
+  for (int64_t j = 0; j < n_keys; ++j) {
+    const float* v = value + j * value_stride;
+    if (j + kRowsAhead < n_keys) prefetch_row(v + kRowsAhead * value_stride, dim);
+    float p[R];
+    for (int r = 0; r < R; ++r) p[r] = probs[r * n_keys + j];
+    for (int64_t d = 0; d < vector_end; d += kLanes) {
+      const Lanes vv = load(v + d);
+      for (int r = 0; r < R; ++r) store(out + r * dim + d, load(out + r * dim + d) + splat(p[r]) * vv);
     }
-    for (int r = 0; r < R; ++r) {
-      store(out + r * dim + d, acc0[r] * splat(inv[r]));
-      store(out + r * dim + d + kLanes, acc1[r] * splat(inv[r]));
+    for (int64_t d = vector_end; d < dim; ++d) {  // a head size that is not a multiple of 8
+      for (int r = 0; r < R; ++r) out[r * dim + d] += p[r] * v[d];
     }
   }
-  for (; d < dim; ++d) {  // a head size that is not a multiple of 16
-    for (int r = 0; r < R; ++r) {
-      float sum = 0.0f;
-      for (int64_t j = 0; j < n_keys; ++j) sum += probs[r * n_keys + j] * value[j * value_stride + d];
-      out[r * dim + d] = sum * inv[r];
-    }
+  for (int r = 0; r < R; ++r) {
+    for (int64_t d = 0; d < dim; ++d) out[r * dim + d] *= inv[r];
   }
 }
 
@@ -183,10 +184,10 @@ FUSED_ATTENTION_INLINE void attend_rows(const float* q, const float* key, const 
 }
 
 // One query position and one KV head: its query heads in groups of up to four rows.
-FUSED_ATTENTION_CPU_CLONES
-void attend_group(const float* query, const float* key, const float* value, float* out, int64_t i,
-                  int64_t g, int64_t heads, int64_t kv_heads, int64_t dim, int64_t n_keys,
-                  float scale, float* scores) {
+FUSED_ATTENTION_INLINE void attend_group_body(const float* query, const float* key,
+                                              const float* value, float* out, int64_t i, int64_t g,
+                                              int64_t heads, int64_t kv_heads, int64_t dim,
+                                              int64_t n_keys, float scale, float* scores) {
   const int64_t reps = heads / kv_heads, stride = kv_heads * dim;
   const float* k = key + g * dim;
   const float* v = value + g * dim;
@@ -199,6 +200,32 @@ void attend_group(const float* query, const float* key, const float* value, floa
       default: attend_rows<1>(query + row, k, v, stride, dim, n_keys, scale, scores, out + row);
     }
   }
+}
+
+using AttendGroup = void (*)(const float*, const float*, const float*, float*, int64_t, int64_t,
+                             int64_t, int64_t, int64_t, int64_t, float, float*);
+
+void attend_group_baseline(const float* query, const float* key, const float* value, float* out,
+                           int64_t i, int64_t g, int64_t heads, int64_t kv_heads, int64_t dim,
+                           int64_t n_keys, float scale, float* scores) {
+  attend_group_body(query, key, value, out, i, g, heads, kv_heads, dim, n_keys, scale, scores);
+}
+
+#ifdef FUSED_ATTENTION_X86_AVX2
+__attribute__((target("avx2,fma"))) void attend_group_avx2(
+    const float* query, const float* key, const float* value, float* out, int64_t i, int64_t g,
+    int64_t heads, int64_t kv_heads, int64_t dim, int64_t n_keys, float scale, float* scores) {
+  attend_group_body(query, key, value, out, i, g, heads, kv_heads, dim, n_keys, scale, scores);
+}
+#endif
+
+// The build of the per-task kernel for this CPU, chosen once.
+AttendGroup attend_group_for_this_cpu() {
+#ifdef FUSED_ATTENTION_X86_AVX2
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return attend_group_avx2;
+#endif
+  return attend_group_baseline;
 }
 
 constexpr char kCustomSdpaOut[] = "llama::custom_sdpa.out";
@@ -260,6 +287,7 @@ void fused_attention(const float* query, const float* key, const float* value, f
                      bool causal, float scale) {
   // One task per (query position, KV head); the pool splits them. Decode (seq 1) has
   // kv_heads tasks, each reading its own head's keys and values once.
+  static const AttendGroup attend_group = attend_group_for_this_cpu();
   executorch::extension::parallel_for(0, seq * kv_heads, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> scores(static_cast<size_t>(4 * (start_pos + seq)));  // 4 rows at most
     for (int64_t task = begin; task < end; ++task) {

@@ -85,7 +85,10 @@ void run(const Case& c) {
     const double diff = std::fabs(got[e] - want[e]);
     worst = std::isnan(got[e]) ? INFINITY : std::max(worst, diff);
   }
-  if (!(worst < 1e-5)) {
+  // Float scores carry a rounding error proportional to their size (the query gain), and the
+  // AVX2 build's fused multiply-adds round differently from the baseline's: the bound grows
+  // with the gain. Reading a wrong slot costs ~0.1 (or NaN), far above it.
+  if (!(worst < 1e-5 * c.gain)) {
     ++failures;
     std::printf("FAIL seq %lld heads %lld/%lld dim %lld start %lld causal %d: max |diff| %g\n",
                 static_cast<long long>(c.seq), static_cast<long long>(c.heads),
