@@ -100,34 +100,50 @@ FUSED_ATTENTION_INLINE void prefetch_row(const float* row, int64_t dim) {
   for (int64_t d = 0; d < dim; d += 16) __builtin_prefetch(row + d, 0, 3);
 }
 
-// scores[r][j] = scale * q_r . k_j for the R query heads (rows) that share one KV head: each
-// key row is loaded once for all R.
+// The query rows one pass over a KV head's keys serves: up to kMaxRows (query heads sharing the
+// KV head, at one or several positions), each seeing its own number of keys (causal: its
+// position + 1). Each key and value row is loaded once for all of them, which is what makes a
+// prefill chunk cheap: eight rows per load instead of the group's two.
+constexpr int kMaxRows = 8;
+struct Rows {
+  const float* query[kMaxRows];
+  float* out[kMaxRows];
+  int64_t n_keys[kMaxRows];
+  int64_t n_max = 0;  // the largest n_keys: keys past a row's own get weight 0
+};
+
+// scores[r][j] = scale * q_r . k_j for j < n_max.
 template <int R>
-FUSED_ATTENTION_INLINE void score_rows(const float* q, const float* key, int64_t key_stride,
-                                int64_t dim, int64_t n_keys, float scale, float* scores) {
-  for (int64_t j = 0; j < n_keys; ++j) {
+FUSED_ATTENTION_INLINE void score_rows(const Rows& rows, const float* key, int64_t key_stride,
+                                       int64_t dim, float scale, float* scores) {
+  const int64_t n = rows.n_max;
+  const float* q[R];  // local copies the compiler keeps in registers
+  for (int r = 0; r < R; ++r) q[r] = rows.query[r];
+  for (int64_t j = 0; j < n; ++j) {
     const float* k = key + j * key_stride;
-    if (j + kRowsAhead < n_keys) prefetch_row(k + kRowsAhead * key_stride, dim);
+    if (j + kRowsAhead < n) prefetch_row(k + kRowsAhead * key_stride, dim);
     Lanes acc[R];
     for (int r = 0; r < R; ++r) acc[r] = splat(0.0f);
     int64_t d = 0;
     for (; d + kLanes <= dim; d += kLanes) {
       const Lanes kv = load(k + d);
-      for (int r = 0; r < R; ++r) acc[r] += load(q + r * dim + d) * kv;
+      for (int r = 0; r < R; ++r) acc[r] += load(q[r] + d) * kv;
     }
     for (int r = 0; r < R; ++r) {
       float sum = lane_sum(acc[r]);
-      for (int64_t t = d; t < dim; ++t) sum += q[r * dim + t] * k[t];
-      scores[r * n_keys + j] = sum * scale;
+      for (int64_t t = d; t < dim; ++t) sum += q[r][t] * k[t];
+      scores[r * n + j] = sum * scale;
     }
   }
 }
 
-// Each row of scores becomes its softmax numerators e^(s - max); returns nothing, writes the
-// reciprocal of each row's sum to inv[r].
-FUSED_ATTENTION_INLINE void softmax_numerators(float* scores, int rows, int64_t n_keys, float* inv) {
-  for (int r = 0; r < rows; ++r) {
-    float* s = scores + r * n_keys;
+// Each row of scores becomes its softmax numerators e^(s - max) over its own keys, and 0 past
+// them; writes the reciprocal of each row's sum to inv[r].
+FUSED_ATTENTION_INLINE void softmax_numerators(float* scores, const Rows& rows, int count,
+                                               float* inv) {
+  for (int r = 0; r < count; ++r) {
+    const int64_t n_keys = rows.n_keys[r];
+    float* s = scores + r * rows.n_max;
     float top = -std::numeric_limits<float>::infinity();
     int64_t j = 0;
     for (; j + kLanes <= n_keys; j += kLanes) top = std::max(top, lane_max(load(s + j)));
@@ -143,6 +159,7 @@ FUSED_ATTENTION_INLINE void softmax_numerators(float* scores, int rows, int64_t 
       s[j] = std::exp(s[j] - top);
       total += s[j];
     }
+    std::fill(s + n_keys, s + rows.n_max, 0.0f);
     inv[r] = 1.0f / (total + lane_sum(total_lanes));
   }
 }
@@ -150,82 +167,112 @@ FUSED_ATTENTION_INLINE void softmax_numerators(float* scores, int rows, int64_t 
 // out_r = inv_r * sum_j p[r][j] v_j, key by key: each value row is read once, whole, and the R
 // output rows accumulate in place (they stay in L1).
 template <int R>
-FUSED_ATTENTION_INLINE void weigh_values(const float* probs, const float* inv, const float* value,
-                                  int64_t value_stride, int64_t dim, int64_t n_keys,
-                                  float* out) {
-  for (int r = 0; r < R; ++r) std::fill(out + r * dim, out + (r + 1) * dim, 0.0f);
+FUSED_ATTENTION_INLINE void weigh_values(const float* probs, const float* inv, const Rows& rows,
+                                         const float* value, int64_t value_stride, int64_t dim) {
+  const int64_t n = rows.n_max;
+  float* out[R];  // local copies the compiler keeps in registers
+  for (int r = 0; r < R; ++r) out[r] = rows.out[r];
+  for (int r = 0; r < R; ++r) std::fill(out[r], out[r] + dim, 0.0f);
   const int64_t vector_end = dim - dim % kLanes;
-  for (int64_t j = 0; j < n_keys; ++j) {
+  for (int64_t j = 0; j < n; ++j) {
     const float* v = value + j * value_stride;
-    if (j + kRowsAhead < n_keys) prefetch_row(v + kRowsAhead * value_stride, dim);
+    if (j + kRowsAhead < n) prefetch_row(v + kRowsAhead * value_stride, dim);
     float p[R];
-    for (int r = 0; r < R; ++r) p[r] = probs[r * n_keys + j];
+    for (int r = 0; r < R; ++r) p[r] = probs[r * n + j];
     for (int64_t d = 0; d < vector_end; d += kLanes) {
       const Lanes vv = load(v + d);
-      for (int r = 0; r < R; ++r) store(out + r * dim + d, load(out + r * dim + d) + splat(p[r]) * vv);
+      for (int r = 0; r < R; ++r) store(out[r] + d, load(out[r] + d) + splat(p[r]) * vv);
     }
     for (int64_t d = vector_end; d < dim; ++d) {  // a head size that is not a multiple of 8
-      for (int r = 0; r < R; ++r) out[r * dim + d] += p[r] * v[d];
+      for (int r = 0; r < R; ++r) out[r][d] += p[r] * v[d];
     }
   }
   for (int r = 0; r < R; ++r) {
-    for (int64_t d = 0; d < dim; ++d) out[r * dim + d] *= inv[r];
+    for (int64_t d = 0; d < dim; ++d) out[r][d] *= inv[r];
   }
 }
 
 template <int R>
-FUSED_ATTENTION_INLINE void attend_rows(const float* q, const float* key, const float* value,
-                                 int64_t stride, int64_t dim, int64_t n_keys, float scale,
-                                 float* scores, float* out) {
+FUSED_ATTENTION_INLINE void attend_rows(const Rows& rows, const float* key, const float* value,
+                                        int64_t stride, int64_t dim, float scale,
+                                        float* scores) {
   float inv[R];
-  score_rows<R>(q, key, stride, dim, n_keys, scale, scores);
-  softmax_numerators(scores, R, n_keys, inv);
-  weigh_values<R>(scores, inv, value, stride, dim, n_keys, out);
+  score_rows<R>(rows, key, stride, dim, scale, scores);
+  softmax_numerators(scores, rows, R, inv);
+  weigh_values<R>(scores, inv, rows, value, stride, dim);
 }
 
-// One query position and one KV head: its query heads in groups of up to four rows.
-FUSED_ATTENTION_INLINE void attend_group_body(const float* query, const float* key,
-                                              const float* value, float* out, int64_t i, int64_t g,
-                                              int64_t heads, int64_t kv_heads, int64_t dim,
-                                              int64_t n_keys, float scale, float* scores) {
-  const int64_t reps = heads / kv_heads, stride = kv_heads * dim;
-  const float* k = key + g * dim;
-  const float* v = value + g * dim;
-  for (int64_t r0 = 0; r0 < reps; r0 += 4) {
-    const int64_t row = (i * heads + g * reps + r0) * dim;
-    switch (std::min<int64_t>(4, reps - r0)) {
-      case 4: attend_rows<4>(query + row, k, v, stride, dim, n_keys, scale, scores, out + row); break;
-      case 3: attend_rows<3>(query + row, k, v, stride, dim, n_keys, scale, scores, out + row); break;
-      case 2: attend_rows<2>(query + row, k, v, stride, dim, n_keys, scale, scores, out + row); break;
-      default: attend_rows<1>(query + row, k, v, stride, dim, n_keys, scale, scores, out + row);
-    }
+FUSED_ATTENTION_INLINE void attend_rows_of(int count, const Rows& rows, const float* key,
+                                           const float* value, int64_t stride, int64_t dim,
+                                           float scale, float* scores) {
+  switch (count) {
+    case 8: attend_rows<8>(rows, key, value, stride, dim, scale, scores); break;
+    case 7: attend_rows<7>(rows, key, value, stride, dim, scale, scores); break;
+    case 6: attend_rows<6>(rows, key, value, stride, dim, scale, scores); break;
+    case 5: attend_rows<5>(rows, key, value, stride, dim, scale, scores); break;
+    case 4: attend_rows<4>(rows, key, value, stride, dim, scale, scores); break;
+    case 3: attend_rows<3>(rows, key, value, stride, dim, scale, scores); break;
+    case 2: attend_rows<2>(rows, key, value, stride, dim, scale, scores); break;
+    default: attend_rows<1>(rows, key, value, stride, dim, scale, scores);
   }
 }
 
-using AttendGroup = void (*)(const float*, const float*, const float*, float*, int64_t, int64_t,
-                             int64_t, int64_t, int64_t, int64_t, float, float*);
+// The shape of one call, shared by its tasks.
+struct Call {
+  const float* query;
+  const float* key;
+  const float* value;
+  float* out;
+  int64_t seq, heads, kv_heads, dim, start_pos;
+  bool causal;
+  float scale;
+};
 
-void attend_group_baseline(const float* query, const float* key, const float* value, float* out,
-                           int64_t i, int64_t g, int64_t heads, int64_t kv_heads, int64_t dim,
-                           int64_t n_keys, float scale, float* scores) {
-  attend_group_body(query, key, value, out, i, g, heads, kv_heads, dim, n_keys, scale, scores);
+// One task: query positions [first, last) against KV head g, every query head of that KV head,
+// in passes of up to kMaxRows rows. `scores` holds kMaxRows * (start_pos + seq) floats.
+FUSED_ATTENTION_INLINE void attend_task_body(const Call& c, int64_t first, int64_t last,
+                                             int64_t g, float* scores) {
+  const int64_t reps = c.heads / c.kv_heads, stride = c.kv_heads * c.dim;
+  const float* k = c.key + g * c.dim;
+  const float* v = c.value + g * c.dim;
+  // Rows in order (position, query head), kMaxRows per pass.
+  const int64_t total = (last - first) * reps;
+  for (int64_t base = 0; base < total; base += kMaxRows) {
+    const int count = static_cast<int>(std::min<int64_t>(kMaxRows, total - base));
+    Rows rows;
+    for (int n = 0; n < count; ++n) {
+      const int64_t i = first + (base + n) / reps, r = (base + n) % reps;
+      const int64_t row = (i * c.heads + g * reps + r) * c.dim;
+      rows.query[n] = c.query + row;
+      rows.out[n] = c.out + row;
+      rows.n_keys[n] = c.causal ? c.start_pos + i + 1 : c.start_pos + c.seq;
+      rows.n_max = std::max(rows.n_max, rows.n_keys[n]);
+    }
+    attend_rows_of(count, rows, k, v, stride, c.dim, c.scale, scores);
+  }
+}
+
+using AttendTask = void (*)(const Call&, int64_t, int64_t, int64_t, float*);
+
+void attend_task_baseline(const Call& c, int64_t first, int64_t last, int64_t g, float* scores) {
+  attend_task_body(c, first, last, g, scores);
 }
 
 #ifdef FUSED_ATTENTION_X86_AVX2
-__attribute__((target("avx2,fma"))) void attend_group_avx2(
-    const float* query, const float* key, const float* value, float* out, int64_t i, int64_t g,
-    int64_t heads, int64_t kv_heads, int64_t dim, int64_t n_keys, float scale, float* scores) {
-  attend_group_body(query, key, value, out, i, g, heads, kv_heads, dim, n_keys, scale, scores);
+__attribute__((target("avx2,fma"))) void attend_task_avx2(const Call& c, int64_t first,
+                                                          int64_t last, int64_t g,
+                                                          float* scores) {
+  attend_task_body(c, first, last, g, scores);
 }
 #endif
 
 // The build of the per-task kernel for this CPU, chosen once.
-AttendGroup attend_group_for_this_cpu() {
+AttendTask attend_task_for_this_cpu() {
 #ifdef FUSED_ATTENTION_X86_AVX2
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return attend_group_avx2;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return attend_task_avx2;
 #endif
-  return attend_group_baseline;
+  return attend_task_baseline;
 }
 
 constexpr char kCustomSdpaOut[] = "llama::custom_sdpa.out";
@@ -285,16 +332,22 @@ Tensor& custom_sdpa_out(KernelRuntimeContext& context, const Tensor& query, cons
 void fused_attention(const float* query, const float* key, const float* value, float* out,
                      int64_t seq, int64_t heads, int64_t kv_heads, int64_t dim, int64_t start_pos,
                      bool causal, float scale) {
-  // One task per (query position, KV head); the pool splits them. Decode (seq 1) has
-  // kv_heads tasks, each reading its own head's keys and values once.
-  static const AttendGroup attend_group = attend_group_for_this_cpu();
-  executorch::extension::parallel_for(0, seq * kv_heads, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> scores(static_cast<size_t>(4 * (start_pos + seq)));  // 4 rows at most
+  static const AttendTask attend_task = attend_task_for_this_cpu();
+  const Call call{query, key, value, out, seq, heads, kv_heads, dim, start_pos, causal, scale};
+  // A task is a block of positions whose query rows fill one pass (kMaxRows / reps of them)
+  // against one KV head: decode (seq 1) has kv_heads tasks. The pool hands each thread a
+  // contiguous range of tasks, and a causal block's cost grows with its position, so blocks
+  // are taken from both ends in turn (0, last, 1, last - 1, ...): every range mixes cheap and
+  // dear ones.
+  const int64_t reps = heads / kv_heads;
+  const int64_t block = std::max<int64_t>(1, kMaxRows / reps);
+  const int64_t blocks = (seq + block - 1) / block;
+  executorch::extension::parallel_for(0, blocks * kv_heads, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> scores(static_cast<size_t>(kMaxRows * (start_pos + seq)));
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t i = task / kv_heads, g = task % kv_heads;
-      const int64_t n_keys = causal ? start_pos + i + 1 : start_pos + seq;
-      attend_group(query, key, value, out, i, g, heads, kv_heads, dim, n_keys, scale,
-                   scores.data());
+      const int64_t turn = task / kv_heads, g = task % kv_heads;
+      const int64_t b = turn % 2 == 0 ? turn / 2 : blocks - 1 - turn / 2;
+      attend_task(call, b * block, std::min(seq, (b + 1) * block), g, scores.data());
     }
   });
 }
