@@ -285,6 +285,14 @@ class Runner:
             return request
         return OptimizationProfileGuard(target).request
 
+    def release(self) -> None:
+        """Drop the loaded program now (its constants, the delegates' packed weights and its
+        planned memory) rather than when the last reference goes: a caller that has more to do
+        after its last execution (a build's validation, which then loads the eager model) need
+        not hold both. Executing afterwards raises ExecutionError."""
+        with self._lock:
+            self._method = None
+
     # ---- execution ---------------------------------------------------------
     def run(
         self, target: Target, inputs: Sequence[Any], *, check_values: bool | None = None
@@ -372,6 +380,11 @@ class Runner:
             selection = self._resolver.resolve(request, dims)
             profile = selection.profile
             assert profile is not None
+            if self._method is None:
+                raise ExecutionError(
+                    f"{self.bundle_dir / MODEL_PTE}: this runner was released; "
+                    "open the bundle again"
+                )
             try:
                 raw = self._method.execute(tensors)
             except RuntimeError as exc:

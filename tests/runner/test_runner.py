@@ -19,6 +19,7 @@ from trt_edge_runner.bundle_format import DelegateInfo
 from trt_edge_runner.errors import (
     BundleFormatMismatchError,
     BundleIntegrityError,
+    ExecutionError,
     InputSpecError,
     InputValueError,
     ProfileMismatchError,
@@ -61,6 +62,17 @@ def test_pinned_profile_zero_runs_decode_and_matches_eager(
     np.testing.assert_allclose(result.outputs[0], eager(tiny_model, x, SCALE), atol=1e-5)
     assert runner.last_profile == 0
     assert runner.mode == "emulated"
+
+
+def test_released_runner_refuses_to_execute(llm_like_bundle: Path) -> None:
+    """release() drops the program (validation frees it before loading the eager model):
+    a later execution is a clear error, not a crash on a freed method."""
+    runner = Runner.open(llm_like_bundle)
+    assert runner.run(0, [ids(1), SCALE]).profile == 0
+    runner.release()
+    with pytest.raises(ExecutionError, match="released; open the bundle again"):
+        runner.run(0, [ids(1), SCALE])
+    assert runner.manifest.method  # the bundle's description stays readable
 
 
 def test_pinned_nonzero_profile_runs_prefill(llm_like_bundle: Path, tiny_model: Any) -> None:

@@ -26,12 +26,18 @@ last-position logits with eager transformers under the same cache semantics
   `quantization`) is compared with eager fp32 within its precision's budget
   (`validate.budgets`) instead of atol/rtol, and must meet the budget's agreement and KL.
 
-The report is deterministic (no timings, no paths; errors rounded to 4 digits):
-it is hashed into bundle.json.
+It runs in two phases so the bundle's program and the eager model are never resident
+together (at a real model's size each is about the weights' size, and the build's memory
+peak was here): first every runner call, keeping the bundle's logits and tokens; then the
+runner is released, transformers' model is loaded, and each chain is compared
+(`_Checks.compare_pending`). The report is deterministic (no timings, no paths; errors
+rounded to 4 digits): it is hashed into bundle.json.
 """
 
 from __future__ import annotations
 
+import gc
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,17 +73,40 @@ GENERATE_TOKENS = 8
 PROMPT_SEED = 2026
 
 
+@dataclass
+class _PendingChain:
+    """A chain the runner has run, waiting for eager's logits (the second phase): `entry` is
+    its report entry, completed in place; `chunks` the ids of each call, in order."""
+
+    label: str
+    entry: dict[str, Any]
+    chunks: list[list[int]]
+    got: list[np.ndarray]
+
+
+@dataclass
+class _PendingGeneration:
+    """The bundle's greedy tokens, waiting for `generate(do_sample=False)`."""
+
+    entry: dict[str, Any]
+    prompt: list[int]
+    count: int
+    tokens: list[int]
+
+
 class _Checks:
-    """One validation run: the runner, the eager model, the failures collected so far."""
+    """One validation run: the runner (first phase), the eager model (second), what waits
+    between them, and the failures collected so far."""
 
     def __init__(
-        self, staged: Path, manifest: ResolvedManifest, runner: Any, model: Any, failures: list[str]
+        self, staged: Path, manifest: ResolvedManifest, runner: Any, failures: list[str]
     ) -> None:
         self.staged = staged
         self.manifest = manifest
         self.runner = runner
-        self.model = model
         self.failures = failures
+        self.chains: list[_PendingChain] = []
+        self.pending_generation: _PendingGeneration | None = None
         self.scrub = str(staged)
         section = runner.manifest.llm
         self.vocab = section.vocab_size
@@ -106,81 +135,100 @@ class _Checks:
         self,
         label: str,
         calls: list[tuple[Any, list[int], int]],
-        runner: Any | None = None,
         greedy_steps: int = 0,
         decode: Any = None,
+        into: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Run `(target, ids, start)` calls in order — then `greedy_steps` decode calls, each
-        feeding the bundle's own argmax token — and compare every call's logits with eager's
-        chain of the same chunks (eager continues one cache: starts follow on from 0)."""
+        feeding the bundle's own argmax token — and queue the chain for comparison with
+        eager's chain of the same chunks (eager continues one cache: starts follow on from 0).
+        Returns the report entry (`into`, when given), with the bundle's logits under
+        "logits" until the caller drops them; `compare_pending` completes it."""
         from trt_edge_runner.errors import RunnerError
 
-        runner = runner or self.runner
+        entry = into if into is not None else {}
+        entry["check"] = label
         calls = list(calls)
         got: list[np.ndarray] = []
         profiles: list[int] = []
         try:
             for target, ids, start in calls:
-                logits, profile = self.call(runner, target, ids, start)
+                logits, profile = self.call(self.runner, target, ids, start)
                 got.append(logits)
                 profiles.append(profile)
             for _ in range(greedy_steps):
                 _, last_ids, last_start = calls[-1]
                 step = ([int(np.argmax(got[-1][0]))], last_start + len(last_ids))
                 calls.append((decode, *step))
-                logits, profile = self.call(runner, decode, *step)
+                logits, profile = self.call(self.runner, decode, *step)
                 got.append(logits)
                 profiles.append(profile)
         except RunnerError as exc:
             error = str(exc).replace(self.scrub, self.manifest.name)
             self.failures.append(f"{label}: the runner failed: {error}")
-            return {"check": label, "ok": False, "error": error}
-        want = eager_chain(self.model, [ids for _, ids, _ in calls])
-        rows: list[dict[str, Any]] = []
-        for (_, ids, start), g, w, profile in zip(calls, got, want, profiles, strict=True):
-            self.pairs.append((g, w))
-            row = compare_arrays(g, w, self.atol, self.rtol)
-            rows.append({"start": start, "seq": len(ids), "profile": profile, **row})
-        ok = all(r["ok"] for r in rows)
-        if not ok:
-            worst = max(r["max_abs"] or 0.0 for r in rows)
-            self.failures.append(
-                f"{label}: logits differ from eager transformers by up to {worst} "
-                f"(atol {self.atol}, rtol {self.rtol})"
-            )
-        return {"check": label, "calls": rows, "ok": ok, "logits": got}
+            entry.update(ok=False, error=error)
+            return entry
+        entry["calls"] = [
+            {"start": start, "seq": len(ids), "profile": profile}
+            for (_, ids, start), profile in zip(calls, profiles, strict=True)
+        ]
+        entry.update(ok=True, logits=got)
+        self.chains.append(_PendingChain(label, entry, [ids for _, ids, _ in calls], got))
+        return entry
+
+    def compare_pending(self, model: Any) -> None:
+        """The second phase: eager's logits for every queued chain, compared call by call
+        within the manifest's tolerance (or the precision's budget); then eager's greedy
+        tokens against the bundle's."""
+        for chain in self.chains:
+            want = eager_chain(model, chain.chunks)
+            rows = chain.entry["calls"]
+            for row, g, w in zip(rows, chain.got, want, strict=True):
+                self.pairs.append((g, w))
+                row.update(compare_arrays(g, w, self.atol, self.rtol))
+            if not all(r["ok"] for r in rows):
+                chain.entry["ok"] = False
+                worst = max(r["max_abs"] or 0.0 for r in rows)
+                self.failures.append(
+                    f"{chain.label}: logits differ from eager transformers by up to {worst} "
+                    f"(atol {self.atol}, rtol {self.rtol})"
+                )
+        self.chains.clear()
+        if self.pending_generation is not None:
+            self.compare_generation(model, self.pending_generation)
+            self.pending_generation = None
 
     # ---- checks --------------------------------------------------------------
     def parity(self, plan: ExportPlan) -> list[dict[str, Any]]:
+        """Each profile at its samples, then decode; "outputs" (the worst error per entry)
+        is filled once the chains are compared (`parity_outputs`)."""
         entries = []
         decode = phase_target(self.runner, DECODE)
         for sample in plan.samples:
             seq = sample.symbols["seq"]
             profile = self.manifest.profiles[sample.profile]
             label = f"profile {sample.profile} ({profile.name}) at {sample.point} seq={seq}"
-            result = self.compare_chain(
+            entry: dict[str, Any] = {
+                "profile": sample.profile,
+                "profile_name": profile.name,
+                "point": sample.point,
+                "symbols": dict(sample.symbols),
+            }
+            self.compare_chain(
                 label,
                 [(sample.profile, self.prompt(seq), 0)],
                 greedy_steps=min(DECODE_STEPS, self.cache_len - seq),
                 decode=decode,
+                into=entry,
             )
-            result.pop("logits", None)
-            rows = result.get("calls", [])
+            entry.pop("logits", None)
+            rows = entry.get("calls", [])
             selected = rows[0]["profile"] if rows else None
+            entry["selected_profile"] = selected
             if selected is not None and selected != sample.profile:
-                result["ok"] = False
+                entry["ok"] = False
                 self.failures.append(f"{label}: the runner selected profile {selected}")
-            entries.append(
-                {
-                    "profile": sample.profile,
-                    "profile_name": profile.name,
-                    "point": sample.point,
-                    "symbols": dict(sample.symbols),
-                    "selected_profile": selected,
-                    **result,
-                    "outputs": [_worst(rows)] if rows else [],
-                }
-            )
+            entries.append(entry)
         return entries
 
     def prefill_size(self, wanted: int) -> int:
@@ -254,12 +302,12 @@ class _Checks:
         return entries
 
     def generation(self) -> dict[str, Any]:
+        """The bundle's greedy tokens (first phase); `compare_generation` judges them."""
         from trt_edge_runner.errors import RunnerError
 
         length = max(1, min(GENERATE_PROMPT, self.cache_len - 1))
         count = max(1, min(GENERATE_TOKENS, self.cache_len - length + 1))
         prompt = self.prompt(length)
-        eager = eager_generate(self.model, prompt, count)
         entry: dict[str, Any] = {"prompt_ids": prompt, "max_new_tokens": count}
         try:
             ours = greedy_generate(self.runner, prompt, count)
@@ -267,17 +315,26 @@ class _Checks:
             error = str(exc).replace(self.scrub, self.manifest.name)
             self.failures.append(f"generation: the runner failed: {error}")
             return {**entry, "ok": False, "error": error}
-        entry.update(bundle_tokens=ours.tokens, eager_tokens=eager.tokens, equal=False)
+        entry.update(bundle_tokens=ours.tokens)
         entry["phases"] = {
             phase: sorted({s.profile for s in ours.steps if s.phase == phase})
             for phase in (PREFILL, DECODE)
         }
-        if ours.tokens == eager.tokens:
+        self.pending_generation = _PendingGeneration(entry, prompt, count, ours.tokens)
+        return entry
+
+    def compare_generation(self, model: Any, pending: _PendingGeneration) -> None:
+        """Equal to `generate(do_sample=False)`, or first diverging where eager's top-2 gap
+        is within the parity tolerance of the two logits."""
+        entry, tokens = pending.entry, pending.tokens
+        eager = eager_generate(model, pending.prompt, pending.count)
+        entry.update(eager_tokens=eager.tokens, equal=False)
+        if tokens == eager.tokens:
             entry.update(equal=True, first_divergence=None, ok=True)
-            return entry
+            return
         step = next(
             i
-            for i, (x, y) in enumerate(zip([*ours.tokens, -1], [*eager.tokens, -2], strict=False))
+            for i, (x, y) in enumerate(zip([*tokens, -1], [*eager.tokens, -2], strict=False))
             if x != y
         )
         gap = eager.top2_gaps[step] if step < len(eager.top2_gaps) else None
@@ -297,9 +354,8 @@ class _Checks:
             self.failures.append(
                 f"generation: greedy tokens diverge from generate(do_sample=False) at step "
                 f"{step}, where eager's top-2 gap {shown_gap} exceeds the parity tolerance "
-                f"{round_figure(tolerance)}: bundle {ours.tokens}, eager {eager.tokens}"
+                f"{round_figure(tolerance)}: bundle {tokens}, eager {eager.tokens}"
             )
-        return entry
 
     def tokenizer(self) -> dict[str, Any]:
         from trt_edge.llm.text import HostTokenizer
@@ -426,15 +482,23 @@ def validate_causal_lm(
     if runner.manifest.llm is None:
         raise ValidationFailedError(f"{manifest.source_path}: the bundle has no llm section")
     failures: list[str] = []
-    checks = _Checks(staged, manifest, runner, load_eager(manifest), failures)
+    checks = _Checks(staged, manifest, runner, failures)
+    # First phase: every runner call.
     fresh = checks.fresh_start()  # before anything else runs the method
     parity = checks.parity(plan)
     state = checks.state(fresh)
     generation = checks.generation()
-    tokenizer = checks.tokenizer()
-    chat = checks.chat_template()
     bounds = checks.cache_bounds()
     outside = probe_outside(runner, manifest, plan, failures, str(staged))
+    # Second phase: the program released before the eager model is loaded.
+    runner.release()
+    gc.collect()
+    checks.compare_pending(load_eager(manifest))
+    for entry in parity:
+        rows = entry.get("calls", [])
+        entry["outputs"] = [_worst(rows)] if rows else []
+    tokenizer = checks.tokenizer()
+    chat = checks.chat_template()
     figures = quality(checks.pairs, checks.scheme, checks.budget, failures)
     sections = {
         "recipe": {
