@@ -229,3 +229,42 @@ def test_cpp_hides_cpu_probe_lines_but_not_runtime_errors(
             env={**os.environ, "TRT_EDGE_RUNTIME_LOGS": "1"},
         )
         assert "cpuinfo_utils.cpp" in loud.stderr
+
+
+def test_cpp_names_a_missing_operator_and_what_to_do(trt_edge_run: Path, tmp_path: Path) -> None:
+    """A program calling an operator this runner carries no kernel for (here ExecuTorch's
+    `llama::fast_hadamard_transform`, which its Python runtime has) is refused at load as a
+    bundle for a newer runner — what an older trt-edge-run meets in a newer SDK's bundle —
+    with ExecuTorch's log line naming the operator."""
+    import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401  (the op's export kernel)
+    import torch
+    from executorch.exir import to_edge_transform_and_lower
+    from torch.export import Dim, export
+
+    from tests.helpers.bundles import WIDTH, write_bundle
+
+    class WithCustomOp(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = torch.nn.Embedding(VOCAB, WIDTH)
+
+        def forward(self, ids: torch.Tensor, scale: torch.Tensor) -> tuple[torch.Tensor]:
+            return (torch.ops.llama.fast_hadamard_transform(self.emb(ids) * scale),)
+
+    seq = Dim("seq", min=1, max=64)
+    exported = export(
+        WithCustomOp(),
+        (torch.zeros(1, 4, dtype=torch.int64), torch.ones(1)),
+        dynamic_shapes={"ids": {1: seq}, "scale": None},
+    )
+    pte = tmp_path / "custom.pte"
+    pte.write_bytes(to_edge_transform_and_lower(exported).to_executorch().buffer)
+    bundle = write_bundle(tmp_path / "bundle", pte)
+
+    proc = run_cpp(trt_edge_run, "--bundle", str(bundle), "--load", "--json")
+    assert proc.returncode == EXIT_PROGRAM_LOAD, proc.stderr
+    error = json.loads(proc.stdout.strip().splitlines()[-1])["error"]
+    assert error["kind"] == "program_load"
+    assert "calls an operator this trt-edge-run has no kernel for" in error["message"]
+    assert "install the trt-edge-run of the SDK that built it" in error["message"]
+    assert "Missing operator" in proc.stderr and "fast_hadamard_transform" in proc.stderr

@@ -98,6 +98,18 @@ void ProfiledModule::load_program(const std::string& pte) {
         .with_file(pte);
   }
   const auto err = module_->load_method(bundle_.method);
+  if (err == executorch::runtime::Error::OperatorMissing) {
+    // A program from a newer SDK than this runner: e.g. `attention: fused` calls
+    // llama::custom_sdpa.out, which runners before its kernel do not carry. ExecuTorch's log
+    // line ("Missing operator: ...") names the operator.
+    throw RunnerError(ErrorKind::kProgramLoad,
+                      pte + ": method '" + bundle_.method +
+                          "' calls an operator this trt-edge-run has no kernel for (ExecuTorch's "
+                          "'Missing operator' log line names it); the bundle was built for a "
+                          "newer runner: install the trt-edge-run of the SDK that built it, or "
+                          "rebuild the bundle with this runner's SDK")
+        .with_file(pte);
+  }
   if (err != executorch::runtime::Error::Ok) {
     throw RunnerError(ErrorKind::kProgramLoad,
                       pte + ": loading method '" + bundle_.method + "' failed (ExecuTorch error 0x" +
