@@ -11,6 +11,7 @@ import json
 import queue
 import subprocess
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -101,3 +102,43 @@ def terminal(events: list[dict[str, Any]]) -> dict[str, Any]:
     """The terminal event of a request's events."""
     assert events and events[-1]["event"] in ("done", "error"), events
     return events[-1]
+
+
+@dataclass(frozen=True)
+class PrefixReuseTurns:
+    """What `prefix_reuse_turns` saw: the two warm turns' reused prompt tokens and tokens, and
+    the same prompts' tokens from cold runs (`reuse_prefix: false`)."""
+
+    follow: list[int]
+    reused: tuple[int, int]
+    warm: tuple[list[int], list[int]]
+    cold: tuple[list[int], list[int]]
+
+
+def prefix_reuse_turns(engine: Engine, ids: list[int], extra: list[int], branch_tail: list[int],
+                       keep: int = 40, new_tokens: int = 20) -> PrefixReuseTurns:  # fmt: skip
+    """The engine's prefix reuse across turns: turn 1 generates after `ids`; turn 2 follows
+    it up (`ids`, turn 1's tokens, `extra`), reusing what turn 1 left; turn 3 branches after
+    `keep` tokens of turn 2's prompt (`branch_tail` after them), reusing `keep` while slots past
+    them still hold turn 2's. Then both prompts again from scratch. Greedy, eos ignored."""
+
+    def generate(rid: str, prompt: list[int], **fields: Any) -> dict[str, Any]:
+        request = {"id": rid, "op": "generate", "prompt_ids": prompt}
+        request.update(max_new_tokens=new_tokens, ignore_eos=True, **fields)
+        done = terminal(engine.request(request))
+        assert done["event"] == "done", done
+        return done
+
+    turn1 = generate("t1", ids)
+    follow = [*ids, *turn1["tokens"], *extra]
+    turn2 = generate("t2", follow)
+    branch = [*follow[:keep], *branch_tail]
+    turn3 = generate("t3", branch)
+    cold2 = generate("c2", follow, reuse_prefix=False)
+    cold3 = generate("c3", branch, reuse_prefix=False)
+    return PrefixReuseTurns(
+        follow=follow,
+        reused=(turn2["usage"]["reused_prompt_tokens"], turn3["usage"]["reused_prompt_tokens"]),
+        warm=(turn2["tokens"], turn3["tokens"]),
+        cold=(cold2["tokens"], cold3["tokens"]),
+    )

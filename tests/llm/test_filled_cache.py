@@ -30,7 +30,7 @@ from trt_edge_runner.errors import InputValueError
 from trt_edge_runner.runner import Runner
 from trt_edge_runner.runner_interface import EXIT_REQUEST_REFUSED
 
-from tests.helpers.engine_client import Engine, terminal
+from tests.helpers.engine_client import Engine, prefix_reuse_turns
 from tests.llm.conftest import CACHE_SLOTS
 
 pytestmark = pytest.mark.slow
@@ -199,29 +199,14 @@ def test_cpp_serve_prefix_reuse_across_a_bucket_equals_a_cold_run(
     from trt_edge.llm.generation import greedy_generate
 
     bundle, _ = filled_bundle(arch)
-
-    def generate(engine: Engine, rid: str, ids: list[int], **fields: Any) -> Any:
-        request = {"id": rid, "op": "generate", "prompt_ids": ids, "max_new_tokens": 20}
-        done = terminal(engine.request({**request, "ignore_eos": True, **fields}))
-        assert done["event"] == "done", done
-        return done
-
     ids = prompt(41, seed=9)
     with Engine(trt_edge_run, bundle) as engine:
         assert engine.event()["generation"]["max_cache_len"] == CACHE
-        turn1 = generate(engine, "t1", ids)
-        follow = [*ids, *turn1["tokens"], *prompt(20, seed=10)]
-        turn2 = generate(engine, "t2", follow)
-        assert turn2["usage"]["reused_prompt_tokens"] == len(ids) + 20 - 1
-        branch = [*follow[:40], *prompt(30, seed=12)]
-        turn3 = generate(engine, "t3", branch)
-        assert turn3["usage"]["reused_prompt_tokens"] == 40
-        cold2 = generate(engine, "c2", follow, reuse_prefix=False)
-        cold3 = generate(engine, "c3", branch, reuse_prefix=False)
-    assert turn2["tokens"] == cold2["tokens"]
-    assert turn3["tokens"] == cold3["tokens"]
+        turns = prefix_reuse_turns(engine, ids, prompt(20, seed=10), prompt(30, seed=12))
+    assert turns.reused == (len(ids) + 20 - 1, 40)
+    assert turns.warm == turns.cold
     runner = Runner.open(bundle)
-    assert turn2["tokens"] == greedy_generate(runner, follow, 20).tokens
+    assert turns.warm[0] == greedy_generate(runner, turns.follow, 20).tokens
 
 
 @pytest.mark.parametrize("arch", ARCH[:1])

@@ -16,14 +16,13 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 from trt_edge_runner.bundle_format import BundleManifest
 from trt_edge_runner.runner import Runner
 
-from tests.helpers.engine_client import Engine, terminal
+from tests.helpers.engine_client import Engine, prefix_reuse_turns
 from tests.llm.llm_folders import manifest_text
 from tests.llm.test_filled_cache import CACHE, cpp_generate, eager, prompt
 
@@ -108,25 +107,11 @@ def test_cpp_serve_prefix_reuse_equals_a_cold_run(
     """The kept prefix is read in place by the kernel: a follow-up that reuses 60 slots and a
     branch that reuses 40 (slots past them hold the previous turn's) make cold runs' tokens."""
     bundle, _ = fused_bundle("qwen3")
-
-    def generate(engine: Engine, rid: str, ids: list[int], **fields: Any) -> Any:
-        request = {"id": rid, "op": "generate", "prompt_ids": ids, "max_new_tokens": 20}
-        done = terminal(engine.request({**request, "ignore_eos": True, **fields}))
-        assert done["event"] == "done", done
-        return done
-
     ids = prompt(41, seed=9)
     with Engine(trt_edge_run, bundle) as engine:
-        turn1 = generate(engine, "t1", ids)
-        follow = [*ids, *turn1["tokens"], *prompt(20, seed=10)]
-        turn2 = generate(engine, "t2", follow)
-        assert turn2["usage"]["reused_prompt_tokens"] == len(ids) + 20 - 1
-        branch = [*follow[:40], *prompt(30, seed=12)]
-        turn3 = generate(engine, "t3", branch)
-        assert turn3["usage"]["reused_prompt_tokens"] == 40
-        cold2 = generate(engine, "c2", follow, reuse_prefix=False)
-        cold3 = generate(engine, "c3", branch, reuse_prefix=False)
-    assert (turn2["tokens"], turn3["tokens"]) == (cold2["tokens"], cold3["tokens"])
+        turns = prefix_reuse_turns(engine, ids, prompt(20, seed=10), prompt(30, seed=12))
+    assert turns.reused == (len(ids) + 20 - 1, 40)
+    assert turns.warm == turns.cold
 
 
 def validate(manifest: Path) -> subprocess.CompletedProcess[str]:
