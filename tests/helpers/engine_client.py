@@ -123,7 +123,7 @@ def prefix_reuse_turns(engine: Engine, ids: list[int], extra: list[int], branch_
     them still hold turn 2's. Then both prompts again from scratch. Greedy, eos ignored."""
 
     def generate(rid: str, prompt: list[int], **fields: Any) -> dict[str, Any]:
-        request = {"id": rid, "op": "generate", "prompt_ids": prompt}
+        request: dict[str, Any] = {"id": rid, "op": "generate", "prompt_ids": prompt}
         request.update(max_new_tokens=new_tokens, ignore_eos=True, **fields)
         done = terminal(engine.request(request))
         assert done["event"] == "done", done
