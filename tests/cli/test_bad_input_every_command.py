@@ -269,7 +269,11 @@ def _blocked_on_a_lock(pid: int) -> bool:
 def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
     """SIGINT while `trt-edge-device status` waits for the agent's lock, which this test
     holds: the program is inside the command for sure (not still starting Python), in
-    plain Python code, so the moment of the interrupt is the same on every run."""
+    plain Python code, so the moment of the interrupt is the same on every run.
+
+    The program starts with SIGINT's default action, as a terminal's foreground job does
+    (`env --default-signal`): run from a script's background job (`make test &`), it would
+    inherit SIGINT ignored, and Python then never raises KeyboardInterrupt — correctly."""
     import fcntl
 
     root = tmp_path / "state"
@@ -277,7 +281,7 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
     with open(root / "agent.lock", "a+b") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         process = subprocess.Popen(
-            cli("trt-edge-device", "status", "--root", str(root)),
+            ["env", "--default-signal=INT", *cli("trt-edge-device", "status", "--root", str(root))],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
