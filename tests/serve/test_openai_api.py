@@ -249,7 +249,13 @@ def test_a_client_that_goes_away_is_counted_cancelled(served: Served, bundle: Pa
     assert follow.status_code == 200
 
 
-def test_metrics_carry_the_names_the_fleet_gate_reads(served: Served) -> None:
+def test_metrics_carry_the_names_the_fleet_gate_reads(served: Served, bundle: Path) -> None:
+    """After one completion of its own: the module's service may be a fresh one (pytest sets
+    a module fixture up again when xdist interleaves another module's tests), and a labelled
+    histogram shows no `_bucket` line before its first observation."""
+    body = {"model": bundle_doc(bundle)["model"]["name"], "prompt": PROMPT, "max_tokens": 3}
+    done = httpx.post(f"{served.url}/v1/completions", json=body, timeout=120)
+    assert done.status_code == 200, done.text
     text = httpx.get(f"{served.url}/metrics").text
     for name in (
         "trt_edge_requests_total",
