@@ -27,30 +27,12 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-CPP_SRC = REPO / "device_runner" / "cpp"
-CPP_BUILD = CPP_SRC / "build"
+from cpp_build import CPP_BUILD, build_target
+
 BINARY = CPP_BUILD / "trt_edge_fused_attention_bench"
 HEADS, KV_HEADS, DIM = 16, 8, 128
 THREADS = 2
-
-
-def build_binary() -> str | None:
-    """Build the timing binary (configure first if needed); an error text or None."""
-    commands = []
-    if not (CPP_BUILD / "CMakeCache.txt").exists():
-        commands.append(
-            ["cmake", "-S", str(CPP_SRC), "-B", str(CPP_BUILD), "-DCMAKE_BUILD_TYPE=Release",
-             f"-DPython3_EXECUTABLE={sys.executable}"]
-        )  # fmt: skip
-    commands.append(["cmake", "--build", str(CPP_BUILD), "--target", BINARY.name])
-    for command in commands:
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            return f"{' '.join(command)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
-    return None
 
 
 def ours(fill: int, slots: int, iters: int, layers: int) -> float:
@@ -92,7 +74,7 @@ def main() -> int:
     fills = [int(f) for f in args.fills.split(",")]
     if any(not 0 <= f < args.slots for f in fills):
         parser.error(f"--fills: each must be in [0, {args.slots})")
-    problem = build_binary()
+    problem = build_target(BINARY.name)
     if problem:
         print(problem, file=sys.stderr)
         return 1

@@ -22,23 +22,19 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 import time
 import timeit
 from collections.abc import Callable
-from pathlib import Path
 
+from cpp_build import CPP_BUILD, build_target
 from trt_edge_runner.emulation import ProfileResolver
 from trt_edge_runner.guard import OptimizationProfileGuard, current_request
 from trt_edge_runner.input_check import check_inputs
 from trt_edge_runner.policy import ProfileBounds, ProfileTable, select_profile
 
-REPO = Path(__file__).resolve().parents[1]
-CPP_SRC = REPO / "device_runner" / "cpp"
-CPP_BUILD = CPP_SRC / "build"
 BENCH_BIN = CPP_BUILD / "trt_edge_policy_bench"
 BATCHES = 301
 CALLS = 300
@@ -104,25 +100,11 @@ def python_figures() -> dict[str, float]:
     )
 
 
-def _stale(binary: Path) -> bool:
-    if not binary.exists():
-        return True
-    sources = [*(CPP_SRC / "include").rglob("*.h"), *(CPP_SRC / "tests").glob("*.cpp")]
-    return any(s.stat().st_mtime > binary.stat().st_mtime for s in sources)
-
-
 def cpp_figures() -> dict[str, float] | str:
     """Median ns per call from the C++ bench binary, or why it could not run."""
-    if _stale(BENCH_BIN):
-        if shutil.which("cmake") is None:
-            return "cmake not installed (make sysdeps); C++ figure not measured"
-        for cmd in (
-            ["cmake", "-S", str(CPP_SRC), "-B", str(CPP_BUILD), "-DCMAKE_BUILD_TYPE=Release"],
-            ["cmake", "--build", str(CPP_BUILD), "--target", "trt_edge_policy_bench"],
-        ):
-            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            if done.returncode != 0:
-                return f"building the C++ bench failed:\n{done.stdout}{done.stderr}"
+    problem = build_target(BENCH_BIN.name)
+    if problem is not None:
+        return f"building the C++ bench failed: {problem}"
     done = subprocess.run(
         [str(BENCH_BIN), "51", "20000"], capture_output=True, text=True, check=False
     )

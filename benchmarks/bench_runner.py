@@ -36,9 +36,9 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-CPP_SRC = REPO / "device_runner" / "cpp"
-CPP_BINARY = CPP_SRC / "build" / "runner" / "trt-edge-run"
+from cpp_build import CPP_BUILD, REPO, build_target
+
+CPP_BINARY = CPP_BUILD / "runner" / "trt-edge-run"
 ITERATIONS = int(os.environ.get("ITERATIONS", "40"))
 
 
@@ -60,23 +60,12 @@ def tiny_llm_bundle() -> Path:
 
 
 def cpp_binary() -> Path:
-    """$TRT_EDGE_RUN, the `make test-cpp` build, or built into that build dir here."""
+    """$TRT_EDGE_RUN, else the developer build (`make test-cpp`'s), brought up to date."""
     if os.environ.get("TRT_EDGE_RUN"):
         return Path(os.environ["TRT_EDGE_RUN"])
-    if CPP_BINARY.is_file():
-        return CPP_BINARY
-    build = CPP_SRC / "build"
-    subprocess.run(
-        [
-            "cmake", "-S", str(CPP_SRC), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
-            f"-DPython3_EXECUTABLE={sys.executable}",
-        ],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    subprocess.run(
-        ["cmake", "--build", str(build), "--target", "trt-edge-run", "-j", "2"],
-        check=True, capture_output=True,
-    )  # fmt: skip
+    problem = build_target("trt-edge-run")  # a no-op when the build is fresh
+    if problem is not None:
+        raise RuntimeError(problem)
     return CPP_BINARY
 
 
