@@ -343,7 +343,11 @@ void fused_attention(const float* query, const float* key, const float* value, f
   const int64_t block = std::max<int64_t>(1, kMaxRows / reps);
   const int64_t blocks = (seq + block - 1) / block;
   executorch::extension::parallel_for(0, blocks * kv_heads, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> scores(static_cast<size_t>(kMaxRows * (start_pos + seq)));
+    // Each pool thread keeps its buffer between calls (every entry is written before it is
+    // read): one allocation per thread for the program's life, not one per call and layer.
+    thread_local std::vector<float> scores;
+    const auto needed = static_cast<size_t>(kMaxRows * (start_pos + seq));
+    if (scores.size() < needed) scores.resize(needed);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t turn = task / kv_heads, g = task % kv_heads;
       const int64_t b = turn % 2 == 0 ? turn / 2 : blocks - 1 - turn / 2;
