@@ -49,7 +49,20 @@ FUSED_ATTENTION_INLINE Lanes load(const float* p) {
 
 FUSED_ATTENTION_INLINE void store(float* p, Lanes v) { std::memcpy(p, &v, sizeof v); }
 
-FUSED_ATTENTION_INLINE Lanes splat(float x) { return Lanes{x, x, x, x, x, x, x, x}; }
+// One broadcast instruction: inside the AVX2 build GCC assembles a braced {x, x, ...} lane by
+// lane (eight inserts per splat in the hot loops), a shuffle of lane 0 it does not.
+FUSED_ATTENTION_INLINE Lanes splat(float x) {
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+  const Lanes first = {x};
+  return __builtin_shufflevector(first, first, 0, 0, 0, 0, 0, 0, 0, 0);
+#define FUSED_ATTENTION_HAVE_SPLAT 1
+#endif
+#endif
+#ifndef FUSED_ATTENTION_HAVE_SPLAT
+  return Lanes{x, x, x, x, x, x, x, x};  // GCC before 12
+#endif
+}
 
 FUSED_ATTENTION_INLINE float lane_sum(Lanes v) {
   return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
@@ -192,11 +205,137 @@ FUSED_ATTENTION_INLINE void weigh_values(const float* probs, const float* inv, c
   }
 }
 
+// ---- Prefill passes (4 to 8 rows, head size a multiple of 8): register-blocked loops -------
+// With several rows per key the dot-product form above runs out of load ports (each row's query
+// is reloaded per key) and the value pass out of store ports (every output row is read and
+// written per key). These two keep their sums in registers instead; a decode pass (1 to 3 rows)
+// keeps the loops above, which need no packing.
+
+// Keys per block: the score pass transposes a block into `pack` (dim x kKeyBlock floats) so that
+// one vector holds 8 keys' products; the value pass sweeps a block (16 rows of dim floats, L1-
+// sized) once per 16-float column chunk.
+constexpr int64_t kKeyBlock = 16;
+
+// scores[r][jb + t] for the G rows at `query` and the block's kb keys, from the packed block.
+template <int G>
+FUSED_ATTENTION_INLINE void score_group(const float* const* query, const float* pack,
+                                        int64_t dim, float scale, int64_t kb,
+                                        float* const* row_scores) {
+  Lanes lo[G], hi[G];
+  for (int g = 0; g < G; ++g) lo[g] = hi[g] = splat(0.0f);
+  for (int64_t d = 0; d < dim; ++d) {
+    const Lanes keys_lo = load(pack + d * kKeyBlock);
+    const Lanes keys_hi = load(pack + d * kKeyBlock + kLanes);
+    for (int g = 0; g < G; ++g) {
+      const Lanes q = splat(query[g][d]);
+      lo[g] += q * keys_lo;
+      hi[g] += q * keys_hi;
+    }
+  }
+  for (int g = 0; g < G; ++g) {
+    float block[kKeyBlock];
+    store(block, lo[g] * splat(scale));
+    store(block + kLanes, hi[g] * splat(scale));
+    std::memcpy(row_scores[g], block, static_cast<size_t>(kb) * sizeof(float));  // not past kb
+  }
+}
+
+// scores[r][j] = scale * q_r . k_j for j < n_max, a block of kKeyBlock keys at a time.
+template <int R>
+FUSED_ATTENTION_INLINE void score_rows_blocked(const Rows& rows, const float* key,
+                                               int64_t key_stride, int64_t dim, float scale,
+                                               float* scores, float* pack) {
+  const int64_t n = rows.n_max;
+  for (int64_t jb = 0; jb < n; jb += kKeyBlock) {
+    const int64_t kb = std::min(kKeyBlock, n - jb);
+    for (int64_t t = 0; t < kKeyBlock; ++t) {  // transpose; missing keys of a last block are 0
+      float* column = pack + t;
+      if (t < kb) {
+        const float* k = key + (jb + t) * key_stride;
+        if (jb + t + kKeyBlock < n) prefetch_row(k + kKeyBlock * key_stride, dim);
+        for (int64_t d = 0; d < dim; ++d) column[d * kKeyBlock] = k[d];
+      } else {
+        for (int64_t d = 0; d < dim; ++d) column[d * kKeyBlock] = 0.0f;
+      }
+    }
+    float* row_scores[R];
+    for (int r = 0; r < R; ++r) row_scores[r] = scores + r * n + jb;
+    score_group<4>(rows.query, pack, dim, scale, kb, row_scores);
+    if constexpr (R > 4) score_group<R - 4>(rows.query + 4, pack, dim, scale, kb, row_scores + 4);
+  }
+}
+
+// out[g][c, c + 8 W) += sum over the block's kb keys of p[g][t] v_t[c, c + 8 W): G x W sums in
+// registers for the whole block.
+template <int G, int W>
+FUSED_ATTENTION_INLINE void weigh_group(float* const* out, const float* const* probs,
+                                        const float* value, int64_t value_stride, int64_t kb,
+                                        int64_t c) {
+  Lanes acc[G][W];
+  for (int g = 0; g < G; ++g) {
+    for (int w = 0; w < W; ++w) acc[g][w] = load(out[g] + c + w * kLanes);
+  }
+  for (int64_t t = 0; t < kb; ++t) {
+    const float* v = value + t * value_stride + c;
+    Lanes values[W];
+    for (int w = 0; w < W; ++w) values[w] = load(v + w * kLanes);
+    for (int g = 0; g < G; ++g) {
+      const Lanes p = splat(probs[g][t]);
+      for (int w = 0; w < W; ++w) acc[g][w] += p * values[w];
+    }
+  }
+  for (int g = 0; g < G; ++g) {
+    for (int w = 0; w < W; ++w) store(out[g] + c + w * kLanes, acc[g][w]);
+  }
+}
+
+template <int G>
+FUSED_ATTENTION_INLINE void weigh_block(float* const* out, const float* const* probs,
+                                        const float* value, int64_t value_stride, int64_t kb,
+                                        int64_t dim) {
+  int64_t c = 0;
+  for (; c + 2 * kLanes <= dim; c += 2 * kLanes) {
+    weigh_group<G, 2>(out, probs, value, value_stride, kb, c);
+  }
+  if (c < dim) weigh_group<G, 1>(out, probs, value, value_stride, kb, c);  // dim % 16 == 8
+}
+
+// out_r = inv_r * sum_j p[r][j] v_j, a block of kKeyBlock value rows at a time.
+template <int R>
+FUSED_ATTENTION_INLINE void weigh_values_blocked(const float* probs, const float* inv,
+                                                 const Rows& rows, const float* value,
+                                                 int64_t value_stride, int64_t dim) {
+  const int64_t n = rows.n_max;
+  for (int r = 0; r < R; ++r) std::fill(rows.out[r], rows.out[r] + dim, 0.0f);
+  for (int64_t jb = 0; jb < n; jb += kKeyBlock) {
+    const int64_t kb = std::min(kKeyBlock, n - jb);
+    const float* block = value + jb * value_stride;
+    for (int64_t t = 0; t < kb && jb + t + kKeyBlock < n; ++t) {
+      prefetch_row(block + (t + kKeyBlock) * value_stride, dim);
+    }
+    const float* p[R];
+    for (int r = 0; r < R; ++r) p[r] = probs + r * n + jb;
+    weigh_block<4>(rows.out, p, block, value_stride, kb, dim);
+    if constexpr (R > 4) weigh_block<R - 4>(rows.out + 4, p + 4, block, value_stride, kb, dim);
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int64_t d = 0; d < dim; ++d) rows.out[r][d] *= inv[r];
+  }
+}
+
 template <int R>
 FUSED_ATTENTION_INLINE void attend_rows(const Rows& rows, const float* key, const float* value,
-                                        int64_t stride, int64_t dim, float scale,
-                                        float* scores) {
+                                        int64_t stride, int64_t dim, float scale, float* scores,
+                                        float* pack) {
   float inv[R];
+  if constexpr (R >= 4) {
+    if (dim % kLanes == 0) {
+      score_rows_blocked<R>(rows, key, stride, dim, scale, scores, pack);
+      softmax_numerators(scores, rows, R, inv);
+      weigh_values_blocked<R>(scores, inv, rows, value, stride, dim);
+      return;
+    }
+  }
   score_rows<R>(rows, key, stride, dim, scale, scores);
   softmax_numerators(scores, rows, R, inv);
   weigh_values<R>(scores, inv, rows, value, stride, dim);
@@ -204,16 +343,16 @@ FUSED_ATTENTION_INLINE void attend_rows(const Rows& rows, const float* key, cons
 
 FUSED_ATTENTION_INLINE void attend_rows_of(int count, const Rows& rows, const float* key,
                                            const float* value, int64_t stride, int64_t dim,
-                                           float scale, float* scores) {
+                                           float scale, float* scores, float* pack) {
   switch (count) {
-    case 8: attend_rows<8>(rows, key, value, stride, dim, scale, scores); break;
-    case 7: attend_rows<7>(rows, key, value, stride, dim, scale, scores); break;
-    case 6: attend_rows<6>(rows, key, value, stride, dim, scale, scores); break;
-    case 5: attend_rows<5>(rows, key, value, stride, dim, scale, scores); break;
-    case 4: attend_rows<4>(rows, key, value, stride, dim, scale, scores); break;
-    case 3: attend_rows<3>(rows, key, value, stride, dim, scale, scores); break;
-    case 2: attend_rows<2>(rows, key, value, stride, dim, scale, scores); break;
-    default: attend_rows<1>(rows, key, value, stride, dim, scale, scores);
+    case 8: attend_rows<8>(rows, key, value, stride, dim, scale, scores, pack); break;
+    case 7: attend_rows<7>(rows, key, value, stride, dim, scale, scores, pack); break;
+    case 6: attend_rows<6>(rows, key, value, stride, dim, scale, scores, pack); break;
+    case 5: attend_rows<5>(rows, key, value, stride, dim, scale, scores, pack); break;
+    case 4: attend_rows<4>(rows, key, value, stride, dim, scale, scores, pack); break;
+    case 3: attend_rows<3>(rows, key, value, stride, dim, scale, scores, pack); break;
+    case 2: attend_rows<2>(rows, key, value, stride, dim, scale, scores, pack); break;
+    default: attend_rows<1>(rows, key, value, stride, dim, scale, scores, pack);
   }
 }
 
@@ -229,12 +368,14 @@ struct Call {
 };
 
 // One task: query positions [first, last) against KV head g, every query head of that KV head,
-// in passes of up to kMaxRows rows. `scores` holds kMaxRows * (start_pos + seq) floats.
+// in passes of up to kMaxRows rows. `scores` holds kMaxRows * (start_pos + seq) floats, then
+// kKeyBlock * dim for the packed key block.
 FUSED_ATTENTION_INLINE void attend_task_body(const Call& c, int64_t first, int64_t last,
                                              int64_t g, float* scores) {
   const int64_t reps = c.heads / c.kv_heads, stride = c.kv_heads * c.dim;
   const float* k = c.key + g * c.dim;
   const float* v = c.value + g * c.dim;
+  float* pack = scores + kMaxRows * (c.start_pos + c.seq);
   // Rows in order (position, query head), kMaxRows per pass.
   const int64_t total = (last - first) * reps;
   for (int64_t base = 0; base < total; base += kMaxRows) {
@@ -248,7 +389,7 @@ FUSED_ATTENTION_INLINE void attend_task_body(const Call& c, int64_t first, int64
       rows.n_keys[n] = c.causal ? c.start_pos + i + 1 : c.start_pos + c.seq;
       rows.n_max = std::max(rows.n_max, rows.n_keys[n]);
     }
-    attend_rows_of(count, rows, k, v, stride, c.dim, c.scale, scores);
+    attend_rows_of(count, rows, k, v, stride, c.dim, c.scale, scores, pack);
   }
 }
 
@@ -346,7 +487,7 @@ void fused_attention(const float* query, const float* key, const float* value, f
     // Each pool thread keeps its buffer between calls (every entry is written before it is
     // read): one allocation per thread for the program's life, not one per call and layer.
     thread_local std::vector<float> scores;
-    const auto needed = static_cast<size_t>(kMaxRows * (start_pos + seq));
+    const auto needed = static_cast<size_t>(kMaxRows * (start_pos + seq) + kKeyBlock * dim);
     if (scores.size() < needed) scores.resize(needed);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t turn = task / kv_heads, g = task % kv_heads;

@@ -1,7 +1,8 @@
 // The runner's fused attention kernel (runner/fused_attention.h) against the definition,
 // softmax(scale * q k^T) v over the visible slots, computed in double: grouped queries (1 to 6
 // query heads per KV head; the kernel's passes of up to 8 rows, several positions at once, each
-// row with its own visible keys), causal and not, a call starting
+// row with its own visible keys; the register-blocked loops of passes of 4 or more rows and the
+// plain ones of fewer), causal and not, a call starting
 // mid-cache (the kept prefix, decode), a head size with a tail past the vector width, slots
 // past the visible ones holding NaN that must not be read, and scores spread so far that most
 // softmax weights underflow. Runs on ExecuTorch's thread pool like in the runner. A plain
@@ -109,6 +110,8 @@ int main() {
       {3, 6, 3, 12, 16, 9, false},     // not causal: every query sees [0, start + seq)
       {24, 12, 2, 128, 160, 24, true},  // a full prefill chunk, six query heads per KV head
       {13, 16, 8, 128, 64, 20, true},  // Qwen3's heads: passes of 4 positions, the last short
+      {9, 8, 2, 72, 64, 11, true},     // prefill passes, dim 72: a last 8-float column chunk
+      {6, 8, 4, 256, 40, 3, true},     // Gemma's head size 256, a key block cut short
       {2, 8, 8, 64, 80, 60, true, 40.0f}  // peaked: most weights underflow to exactly 0
   };
   for (const auto& c : cases) run(c);
