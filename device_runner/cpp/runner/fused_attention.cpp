@@ -116,8 +116,10 @@ FUSED_ATTENTION_INLINE void prefetch_row(const float* row, int64_t dim) {
 // The query rows one pass over a KV head's keys serves: up to kMaxRows (query heads sharing the
 // KV head, at one or several positions), each seeing its own number of keys (causal: its
 // position + 1). Each key and value row is loaded once for all of them, which is what makes a
-// prefill chunk cheap: eight rows per load instead of the group's two.
-constexpr int kMaxRows = 8;
+// prefill chunk cheap: sixteen rows per load instead of the group's two. The plain loops below
+// take up to kPlainRows of them at a time (their sums are per-row registers).
+constexpr int kMaxRows = 16;
+constexpr int kPlainRows = 8;
 struct Rows {
   const float* query[kMaxRows];
   float* out[kMaxRows];
@@ -205,11 +207,11 @@ FUSED_ATTENTION_INLINE void weigh_values(const float* probs, const float* inv, c
   }
 }
 
-// ---- Prefill passes (4 to 8 rows, head size a multiple of 8): register-blocked loops -------
+// ---- Passes of 4 to 16 rows, head size a multiple of 8: register-blocked loops ------------
 // With several rows per key the dot-product form above runs out of load ports (each row's query
 // is reloaded per key) and the value pass out of store ports (every output row is read and
-// written per key). These two keep their sums in registers instead; a decode pass (1 to 3 rows)
-// keeps the loops above, which need no packing.
+// written per key). These keep their sums in registers instead, 4 rows at a time; a decode
+// pass of 1 to 3 rows keeps the loops above, which need no packing.
 
 // Keys per block: the score pass transposes a block into `pack` (dim x kKeyBlock floats) so that
 // one vector holds 8 keys' products; the value pass sweeps a block (16 rows of dim floats, L1-
@@ -240,9 +242,9 @@ FUSED_ATTENTION_INLINE void score_group(const float* const* query, const float* 
   }
 }
 
-// scores[r][j] = scale * q_r . k_j for j < n_max, a block of kKeyBlock keys at a time.
-template <int R>
-FUSED_ATTENTION_INLINE void score_rows_blocked(const Rows& rows, const float* key,
+// scores[r][j] = scale * q_r . k_j for the `count` rows and j < n_max, a block of kKeyBlock keys
+// at a time.
+FUSED_ATTENTION_INLINE void score_rows_blocked(const Rows& rows, int count, const float* key,
                                                int64_t key_stride, int64_t dim, float scale,
                                                float* scores, float* pack) {
   const int64_t n = rows.n_max;
@@ -258,10 +260,18 @@ FUSED_ATTENTION_INLINE void score_rows_blocked(const Rows& rows, const float* ke
         for (int64_t d = 0; d < dim; ++d) column[d * kKeyBlock] = 0.0f;
       }
     }
-    float* row_scores[R];
-    for (int r = 0; r < R; ++r) row_scores[r] = scores + r * n + jb;
-    score_group<4>(rows.query, pack, dim, scale, kb, row_scores);
-    if constexpr (R > 4) score_group<R - 4>(rows.query + 4, pack, dim, scale, kb, row_scores + 4);
+    float* row_scores[kMaxRows];
+    for (int r = 0; r < count; ++r) row_scores[r] = scores + r * n + jb;
+    int r = 0;
+    for (; r + 4 <= count; r += 4) {
+      score_group<4>(rows.query + r, pack, dim, scale, kb, row_scores + r);
+    }
+    switch (count - r) {
+      case 3: score_group<3>(rows.query + r, pack, dim, scale, kb, row_scores + r); break;
+      case 2: score_group<2>(rows.query + r, pack, dim, scale, kb, row_scores + r); break;
+      case 1: score_group<1>(rows.query + r, pack, dim, scale, kb, row_scores + r); break;
+      default: break;
+    }
   }
 }
 
@@ -300,42 +310,41 @@ FUSED_ATTENTION_INLINE void weigh_block(float* const* out, const float* const* p
   if (c < dim) weigh_group<G, 1>(out, probs, value, value_stride, kb, c);  // dim % 16 == 8
 }
 
-// out_r = inv_r * sum_j p[r][j] v_j, a block of kKeyBlock value rows at a time.
-template <int R>
+// out_r = inv_r * sum_j p[r][j] v_j for the `count` rows, a block of kKeyBlock value rows at a
+// time.
 FUSED_ATTENTION_INLINE void weigh_values_blocked(const float* probs, const float* inv,
-                                                 const Rows& rows, const float* value,
+                                                 const Rows& rows, int count, const float* value,
                                                  int64_t value_stride, int64_t dim) {
   const int64_t n = rows.n_max;
-  for (int r = 0; r < R; ++r) std::fill(rows.out[r], rows.out[r] + dim, 0.0f);
+  float* const* out = rows.out;
+  for (int r = 0; r < count; ++r) std::fill(out[r], out[r] + dim, 0.0f);
   for (int64_t jb = 0; jb < n; jb += kKeyBlock) {
     const int64_t kb = std::min(kKeyBlock, n - jb);
     const float* block = value + jb * value_stride;
     for (int64_t t = 0; t < kb && jb + t + kKeyBlock < n; ++t) {
       prefetch_row(block + (t + kKeyBlock) * value_stride, dim);
     }
-    const float* p[R];
-    for (int r = 0; r < R; ++r) p[r] = probs + r * n + jb;
-    weigh_block<4>(rows.out, p, block, value_stride, kb, dim);
-    if constexpr (R > 4) weigh_block<R - 4>(rows.out + 4, p + 4, block, value_stride, kb, dim);
+    const float* p[kMaxRows];
+    for (int r = 0; r < count; ++r) p[r] = probs + r * n + jb;
+    int r = 0;
+    for (; r + 4 <= count; r += 4) weigh_block<4>(out + r, p + r, block, value_stride, kb, dim);
+    switch (count - r) {
+      case 3: weigh_block<3>(out + r, p + r, block, value_stride, kb, dim); break;
+      case 2: weigh_block<2>(out + r, p + r, block, value_stride, kb, dim); break;
+      case 1: weigh_block<1>(out + r, p + r, block, value_stride, kb, dim); break;
+      default: break;
+    }
   }
-  for (int r = 0; r < R; ++r) {
-    for (int64_t d = 0; d < dim; ++d) rows.out[r][d] *= inv[r];
+  for (int r = 0; r < count; ++r) {
+    for (int64_t d = 0; d < dim; ++d) out[r][d] *= inv[r];
   }
 }
 
+// The plain loops, for R <= kPlainRows rows.
 template <int R>
 FUSED_ATTENTION_INLINE void attend_rows(const Rows& rows, const float* key, const float* value,
-                                        int64_t stride, int64_t dim, float scale, float* scores,
-                                        float* pack) {
+                                        int64_t stride, int64_t dim, float scale, float* scores) {
   float inv[R];
-  if constexpr (R >= 4) {
-    if (dim % kLanes == 0) {
-      score_rows_blocked<R>(rows, key, stride, dim, scale, scores, pack);
-      softmax_numerators(scores, rows, R, inv);
-      weigh_values_blocked<R>(scores, inv, rows, value, stride, dim);
-      return;
-    }
-  }
   score_rows<R>(rows, key, stride, dim, scale, scores);
   softmax_numerators(scores, rows, R, inv);
   weigh_values<R>(scores, inv, rows, value, stride, dim);
@@ -344,15 +353,32 @@ FUSED_ATTENTION_INLINE void attend_rows(const Rows& rows, const float* key, cons
 FUSED_ATTENTION_INLINE void attend_rows_of(int count, const Rows& rows, const float* key,
                                            const float* value, int64_t stride, int64_t dim,
                                            float scale, float* scores, float* pack) {
-  switch (count) {
-    case 8: attend_rows<8>(rows, key, value, stride, dim, scale, scores, pack); break;
-    case 7: attend_rows<7>(rows, key, value, stride, dim, scale, scores, pack); break;
-    case 6: attend_rows<6>(rows, key, value, stride, dim, scale, scores, pack); break;
-    case 5: attend_rows<5>(rows, key, value, stride, dim, scale, scores, pack); break;
-    case 4: attend_rows<4>(rows, key, value, stride, dim, scale, scores, pack); break;
-    case 3: attend_rows<3>(rows, key, value, stride, dim, scale, scores, pack); break;
-    case 2: attend_rows<2>(rows, key, value, stride, dim, scale, scores, pack); break;
-    default: attend_rows<1>(rows, key, value, stride, dim, scale, scores, pack);
+  if (count >= 4 && dim % kLanes == 0) {
+    float inv[kMaxRows];
+    score_rows_blocked(rows, count, key, stride, dim, scale, scores, pack);
+    softmax_numerators(scores, rows, count, inv);
+    weigh_values_blocked(scores, inv, rows, count, value, stride, dim);
+    return;
+  }
+  for (int base = 0; base < count; base += kPlainRows) {  // in parts of up to kPlainRows rows
+    const int part = std::min(kPlainRows, count - base);
+    Rows some;
+    for (int r = 0; r < part; ++r) {
+      some.query[r] = rows.query[base + r];
+      some.out[r] = rows.out[base + r];
+      some.n_keys[r] = rows.n_keys[base + r];
+      some.n_max = std::max(some.n_max, some.n_keys[r]);
+    }
+    switch (part) {
+      case 8: attend_rows<8>(some, key, value, stride, dim, scale, scores); break;
+      case 7: attend_rows<7>(some, key, value, stride, dim, scale, scores); break;
+      case 6: attend_rows<6>(some, key, value, stride, dim, scale, scores); break;
+      case 5: attend_rows<5>(some, key, value, stride, dim, scale, scores); break;
+      case 4: attend_rows<4>(some, key, value, stride, dim, scale, scores); break;
+      case 3: attend_rows<3>(some, key, value, stride, dim, scale, scores); break;
+      case 2: attend_rows<2>(some, key, value, stride, dim, scale, scores); break;
+      default: attend_rows<1>(some, key, value, stride, dim, scale, scores);
+    }
   }
 }
 

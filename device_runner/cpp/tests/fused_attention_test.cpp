@@ -1,6 +1,6 @@
 // The runner's fused attention kernel (runner/fused_attention.h) against the definition,
 // softmax(scale * q k^T) v over the visible slots, computed in double: grouped queries (1 to 6
-// query heads per KV head; the kernel's passes of up to 8 rows, several positions at once, each
+// query heads per KV head; the kernel's passes of up to 16 rows, several positions at once, each
 // row with its own visible keys; the register-blocked loops of passes of 4 or more rows and the
 // plain ones of fewer), causal and not, a call starting
 // mid-cache (the kept prefix, decode), a head size with a tail past the vector width, slots
@@ -106,10 +106,11 @@ int main() {
       {1, 16, 8, 128, 64, 40, true},   // decode, two query heads per KV head (Qwen3's shape)
       {1, 4, 1, 64, 32, 0, true},      // the first position: one slot visible
       {7, 4, 4, 16, 32, 0, true},      // a prompt from slot 0, one query head per KV head
-      {5, 8, 2, 20, 48, 17, true},     // a chunk after a kept prefix; dim 20: a vector tail
+      {5, 8, 2, 20, 48, 17, true},     // after a kept prefix; dim 20: a vector tail, plain loops
+                                       // in parts of 8 of a 16-row pass
       {3, 6, 3, 12, 16, 9, false},     // not causal: every query sees [0, start + seq)
       {24, 12, 2, 128, 160, 24, true},  // a full prefill chunk, six query heads per KV head
-      {13, 16, 8, 128, 64, 20, true},  // Qwen3's heads: passes of 4 positions, the last short
+      {13, 16, 8, 128, 64, 20, true},  // Qwen3's heads: passes of 8 positions, the last short
       {9, 8, 2, 72, 64, 11, true},     // prefill passes, dim 72: a last 8-float column chunk
       {6, 8, 4, 256, 40, 3, true},     // Gemma's head size 256, a key block cut short
       {2, 8, 8, 64, 80, 60, true, 40.0f}  // peaked: most weights underflow to exactly 0
