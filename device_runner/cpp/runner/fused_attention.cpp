@@ -50,17 +50,19 @@ FUSED_ATTENTION_INLINE Lanes load(const float* p) {
 FUSED_ATTENTION_INLINE void store(float* p, Lanes v) { std::memcpy(p, &v, sizeof v); }
 
 // One broadcast instruction: inside the AVX2 build GCC assembles a braced {x, x, ...} lane by
-// lane (eight inserts per splat in the hot loops), a shuffle of lane 0 it does not.
-FUSED_ATTENTION_INLINE Lanes splat(float x) {
+// lane (eight inserts per splat in the hot loops), a shuffle of lane 0 it does not. GCC before
+// 12 has no __builtin_shufflevector and keeps the braces.
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_shufflevector)
+#define FUSED_ATTENTION_SHUFFLE 1
+#endif
+#endif
+FUSED_ATTENTION_INLINE Lanes splat(float x) {
+#ifdef FUSED_ATTENTION_SHUFFLE
   const Lanes first = {x};
   return __builtin_shufflevector(first, first, 0, 0, 0, 0, 0, 0, 0, 0);
-#define FUSED_ATTENTION_HAVE_SPLAT 1
-#endif
-#endif
-#ifndef FUSED_ATTENTION_HAVE_SPLAT
-  return Lanes{x, x, x, x, x, x, x, x};  // GCC before 12
+#else
+  return Lanes{x, x, x, x, x, x, x, x};
 #endif
 }
 
