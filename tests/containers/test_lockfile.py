@@ -8,6 +8,7 @@ import pytest
 from trt_edge.containers import catalog
 from trt_edge.containers.errors import LockFileError
 from trt_edge.containers.lockfile import (
+    dist_name_version,
     lock_sha256,
     normalize_name,
     parse_lock,
@@ -102,6 +103,17 @@ def test_wheel_file_names() -> None:
     assert normalize_name("ruamel_yaml") == normalize_name("ruamel.yaml") == "ruamel-yaml"
     with pytest.raises(LockFileError):
         wheel_name_version("antlr4-python3-runtime-4.9.3.tar.gz")
+
+
+def test_sdist_file_names() -> None:
+    """The few packages an image locks as source (`pip.sdists`) are named by their sdist."""
+    assert dist_name_version("tensorrt_rtx_cu13-1.7.1.116.tar.gz") == (
+        "tensorrt_rtx_cu13",
+        "1.7.1.116",
+    )
+    assert dist_name_version("mdurl-0.1.2-py3-none-any.whl") == ("mdurl", "0.1.2")
+    with pytest.raises(LockFileError, match=r"not a 'name-version\.tar\.gz'"):
+        dist_name_version("noversion.tar.gz")
 
 
 @pytest.mark.parametrize("name", catalog.image_names())

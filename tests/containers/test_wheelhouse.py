@@ -29,13 +29,12 @@ def test_buildable_locks_resolve_to_wheels_with_matching_bytes(name: str) -> Non
         assert file_sha256(wheel) in entry.hashes, wheel.name
 
 
-def make_image(root: Path, requirements: str) -> catalog.ImageSpec:
+def make_image(root: Path, requirements: str, sdists: tuple[str, ...] = ()) -> catalog.ImageSpec:
     folder = root / "tiny"
     folder.mkdir(parents=True)
+    pip = {"platforms": [], **({"sdists": list(sdists)} if sdists else {})}
     (folder / "image.json").write_text(
-        json.dumps(
-            {"description": "t", "role": "runtime", "default_base": "x", "pip": {"platforms": []}}
-        )
+        json.dumps({"description": "t", "role": "runtime", "default_base": "x", "pip": pip})
     )
     (folder / "requirements.in").write_text(requirements)
     return catalog.load_spec("tiny", root)
@@ -79,3 +78,30 @@ def test_the_lock_names_the_wheel_pip_picks_not_another_in_the_wheelhouse(tmp_pa
     picked = folder / "mdurl-0.1.2-py3-none-any.whl"
     assert entry.hashes == (file_sha256(picked),)
     assert not [p for p in folder.iterdir() if p.name.startswith(".lock-")]  # no leftovers
+
+
+def test_only_the_packages_an_image_names_are_taken_as_sdists() -> None:
+    pip = catalog.PipPlatform("3.11", (), None, ("tensorrt-rtx", "tensorrt-rtx-cu13"))
+    assert pip.download_args() == [
+        "--only-binary=:all:",
+        "--no-binary",
+        "tensorrt-rtx,tensorrt-rtx-cu13",
+    ]
+    assert catalog.PipPlatform("3.11", (), None).download_args() == ["--only-binary=:all:"]
+
+
+def test_images_lock_pins_an_sdist_the_image_names_and_refuses_one_it_does_not(
+    tmp_path: Path,
+) -> None:
+    """`tensorrt-rtx` (a 17 KB metapackage) exists only as an sdist: an image that lists it
+    in pip.sdists locks the .tar.gz pip fetched, and the wheelhouse finds it by that hash;
+    any other image's lock asks for wheels only, and pip finds none."""
+    spec = make_image(tmp_path / "images", "tensorrt-rtx==1.7.1.116\n", ("tensorrt-rtx",))
+    lock = generate_lock(spec, folder=tmp_path / "wheels")
+    [entry] = lock.entries
+    [sdist] = (tmp_path / "wheels").glob("tensorrt_rtx-1.7.1.116.tar.gz")
+    assert (entry.version, entry.hashes) == ("1.7.1.116", (file_sha256(sdist),))
+    assert prepare(lock, spec.pip, folder=tmp_path / "wheels") == [sdist]
+    wheels_only = make_image(tmp_path / "other", "tensorrt-rtx==1.7.1.116\n")
+    with pytest.raises(WheelhouseError, match="pip download failed"):
+        generate_lock(wheels_only, folder=tmp_path / "wheels")

@@ -40,16 +40,23 @@ class PipPlatform:
     `platforms` empty means "the host's own platform" (the CPU images here run the
     host's Python ABI); otherwise pip is asked for foreign wheels
     (`--platform/--python-version/--abi --only-binary=:all:`), e.g. aarch64 for Jetson.
+
+    `sdists` names the few distributions published only as source (`image.json` →
+    `pip.sdists`, e.g. TensorRT-RTX's `tensorrt-rtx` front-end packages): those, and only
+    those, are fetched and locked as their sdist (`--no-binary`), whose sha256 pip checks
+    in the image like a wheel's before building it offline from the locked wheelhouse.
     """
 
     python_version: str
     platforms: tuple[str, ...]
     abi: str | None
+    sdists: tuple[str, ...] = ()
 
     def download_args(self) -> list[str]:
+        source = ["--no-binary", ",".join(self.sdists)] if self.sdists else []
         if not self.platforms:
-            return ["--only-binary=:all:"]
-        args = ["--only-binary=:all:", "--python-version", self.python_version]
+            return ["--only-binary=:all:", *source]
+        args = ["--only-binary=:all:", *source, "--python-version", self.python_version]
         for platform in self.platforms:
             args += ["--platform", platform]
         if self.abi:
@@ -132,6 +139,7 @@ def load_spec(name: str, root: Path | None = None) -> ImageSpec:
             python_version=str(pip.get("python_version", "3.11")),
             platforms=tuple(pip.get("platforms", [])),
             abi=pip.get("abi"),
+            sdists=tuple(pip.get("sdists", [])),
         ),
     )
 

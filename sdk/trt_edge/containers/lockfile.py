@@ -150,6 +150,24 @@ def parse_requirements_in(path: Path) -> list[tuple[str, str]]:
     return pins
 
 
+SDIST_SUFFIX = ".tar.gz"
+
+
+def is_sdist(filename: str) -> bool:
+    return filename.endswith(SDIST_SUFFIX)
+
+
+def dist_name_version(filename: str) -> tuple[str, str]:
+    """(name, version) of a wheel, or of an sdist `name-version.tar.gz` (PEP 625 names;
+    only images that list the package in `pip.sdists` lock one)."""
+    if is_sdist(filename):
+        name, dash, version = filename[: -len(SDIST_SUFFIX)].rpartition("-")
+        if not dash or not name or not version:
+            raise LockFileError(f"{filename}: not a 'name-version.tar.gz' sdist file name")
+        return name, version
+    return wheel_name_version(filename)
+
+
 def wheel_name_version(filename: str) -> tuple[str, str]:
     """`torch-2.13.0+cpu-cp311-...whl` → (`torch`, `2.13.0+cpu`) (PEP 427 file names)."""
     if not filename.endswith(".whl"):

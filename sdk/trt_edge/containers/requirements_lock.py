@@ -36,9 +36,9 @@ from trt_edge.containers.errors import ContainerError, LockFileError
 from trt_edge.containers.lockfile import (
     LockEntry,
     LockFile,
+    dist_name_version,
     parse_lock,
     render_pins,
-    wheel_name_version,
     write_atomic,
 )
 from trt_edge.containers.wheelhouse import (
@@ -253,7 +253,7 @@ def generate_lock(
                     f"pip download gave {len(paths)} wheels of {key} "
                     f"({', '.join(p.name for p in paths)}); expected one"
                 )
-            name, version = wheel_name_version(paths[0].name)
+            name, version = dist_name_version(paths[0].name)
             if key in builder_versions:
                 if not version_matches(version, builder_versions[key].split("+", 1)[0]):
                     raise LockFileError(

@@ -25,11 +25,12 @@ from trt_edge.containers.errors import LockFileError, WheelhouseError
 from trt_edge.containers.lockfile import (
     LockEntry,
     LockFile,
+    dist_name_version,
     file_sha256,
+    is_sdist,
     normalize_name,
     parse_requirements_in,
     render_lock,
-    wheel_name_version,
     write_atomic,
 )
 
@@ -67,10 +68,12 @@ def cached_sha256(path: Path) -> str:
 
 
 def index_wheels(folder: Path) -> dict[str, list[Path]]:
+    """The wheels of `folder` by normalized name, and the sdists (`*.tar.gz`) of the few
+    packages an image takes as source (`PipPlatform.sdists`): a lock pins either by hash."""
     wheels: dict[str, list[Path]] = {}
     if folder.is_dir():
-        for path in sorted(folder.glob("*.whl")):
-            name, _version = wheel_name_version(path.name)
+        for path in sorted([*folder.glob("*.whl"), *folder.glob("*.tar.gz")]):
+            name, _version = dist_name_version(path.name)
             wheels.setdefault(normalize_name(name), []).append(path)
     return wheels
 
@@ -169,7 +172,7 @@ def generate_lock(
             candidates = [
                 p
                 for p in index.get(normalize_name(name), [])
-                if version_matches(wheel_name_version(p.name)[1], version)
+                if version_matches(dist_name_version(p.name)[1], version)
                 and _platform_matches(p.name, spec.pip)
             ]
             if len(candidates) != 1:
@@ -180,7 +183,7 @@ def generate_lock(
                 )
             chosen = folder / candidates[0].name
             os.replace(candidates[0], chosen)
-            real_version = wheel_name_version(chosen.name)[1]
+            real_version = dist_name_version(chosen.name)[1]
             entries.append(LockEntry(name, real_version, (cached_sha256(chosen),), number))
     text = render_lock(spec.name, spec.requirements_in.name, entries)
     write_atomic(spec.lock_file, text)
@@ -202,7 +205,12 @@ def _arch(platform_tag: str) -> str:
 
 
 def _platform_matches(filename: str, pip: PipPlatform) -> bool:
-    """Whether a wheel fits the image: pure wheels always; others by CPU arch and Python tag."""
+    """Whether a wheel fits the image: pure wheels always; others by CPU arch and Python tag.
+    An sdist fits where the image takes that package as source (it is built in the image)."""
+    if is_sdist(filename):
+        return normalize_name(dist_name_version(filename)[0]) in {
+            normalize_name(n) for n in pip.sdists
+        }
     python_tag, abi, platform_tags = filename[: -len(".whl")].split("-")[-3:]
     if platform_tags == "any":
         return True
