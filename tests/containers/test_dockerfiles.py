@@ -26,6 +26,7 @@ import pytest
 from dockerfile_parse import DockerfileParser
 from trt_edge.containers import catalog, dockerfile
 from trt_edge.containers.errors import DockerfileError
+from trt_edge.containers.lockfile import normalize_name, parse_lock
 
 DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 REQUIRED_LABELS = (
@@ -192,6 +193,21 @@ def test_images_not_buildable_here_say_why_and_check_their_closure(name: str) ->
     # An incomplete lock fails the build (pip check) instead of shipping.
     assert "PIP_CHECK=1" in instructions(parsed(name), "ARG")
     assert "pip check" in " ".join(instructions(parsed(name), "RUN"))
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if catalog.load_spec(n).pip.sdists])
+def test_images_locking_sdists_lock_their_build_backend_and_build_them_isolated(name: str) -> None:
+    """An sdist (`pip.sdists`, e.g. TensorRT-RTX's front end) is built in the image by pip's
+    isolated build environment, filled from the same --no-index wheelhouse: its backend
+    (setuptools and wheel, for these) must be in the lock, so that the context carries it,
+    and the lock install must not switch isolation off (the fresh venv's setuptools is the
+    base's, unlocked)."""
+    spec = catalog.load_spec(name)
+    keys = {e.key for e in parse_lock(spec.lock_file).entries}
+    assert {normalize_name(s) for s in spec.pip.sdists} <= keys
+    assert {"setuptools", "wheel"} <= keys
+    [install] = [r for r in instructions(parsed(name), "RUN") if "-r /tmp/lock.txt" in r]
+    assert "--no-build-isolation" not in install
 
 
 @pytest.mark.parametrize("name", NAMES)

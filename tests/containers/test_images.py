@@ -56,6 +56,42 @@ def test_runtime_image_is_lean_no_torch_executorch_or_numpy(
     assert "usage" in run_in(docker_client, runtime_image, "trt-edge-device", "--help").lower()
 
 
+RTX_PROBE = """
+import importlib.metadata as m, json, os, re, sys
+import tensorrt_rtx as trt, onnx, onnxscript, executorch.exir
+trt.Builder(trt.Logger())  # no GPU here: TensorRT-RTX builds engines on the CPU
+pins = re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\\S+)", open(sys.argv[1]).read(), re.M)
+print(json.dumps({"trt": trt.__version__, "installed": {n: m.version(n) for n, _ in pins},
+                  "nvidia_env": sorted(k for k in os.environ if k.startswith("NVIDIA_"))}))
+"""
+
+
+def test_x86_rtx_builder_holds_its_lock_and_makes_a_tensorrt_rtx_builder_without_a_gpu(
+    docker_client: DockerClient, x86_rtx_image_ref: ImageRef
+) -> None:
+    """The x86-rtx builder: every locked distribution at its locked version (the cpu
+    builder's stack, TensorRT for RTX, whose front-end sdists were built in the image, and
+    the ONNX exporter), importable as an unprivileged user with the network off, a
+    TensorRT-RTX Builder made without a GPU, and no NVIDIA runtime settings."""
+    spec = catalog.load_spec("x86-rtx")
+    lock = parse_lock(spec.lock_file)
+    output = docker_client.containers.run(
+        x86_rtx_image_ref.tag,
+        ["python", "-c", RTX_PROBE, "/lock/lock.txt"],
+        remove=True,
+        network_mode="none",
+        user=f"{os.getuid()}:{os.getgid()}",
+        volumes={str(spec.folder): {"bind": "/lock", "mode": "ro"}},
+    ).decode()
+    doc = json.loads(output.strip().splitlines()[-1])
+    assert doc["trt"] == lock.by_key()["tensorrt-rtx"].version
+    assert doc["installed"] == {e.name: e.version for e in lock.entries}
+    assert doc["nvidia_env"] == []
+    labels = x86_rtx_image_ref.labels
+    assert (labels[catalog.LABEL_IMAGE], labels[catalog.LABEL_ROLE]) == ("x86-rtx", "builder")
+    assert labels[catalog.LABEL_LOCK] == lock.sha256()
+
+
 def _runner_json(doc: dict[str, object]) -> dict[str, object]:
     """What must agree between two runs: all but where the bundle is and how long it took."""
     return {k: v for k, v in doc.items() if k not in ("bundle", "latency_ms")}

@@ -116,6 +116,21 @@ def test_sdist_file_names() -> None:
         dist_name_version("noversion.tar.gz")
 
 
+def test_the_x86_rtx_builder_carries_the_cpu_builder_exactly() -> None:
+    """x86-rtx is the cpu builder's stack plus TensorRT for RTX and the ONNX exporter: every
+    pin of the cpu lock, at the same version and bytes, so a .pte either builds is the same."""
+    cpu = parse_lock(catalog.load_spec("cpu").lock_file).by_key()
+    rtx = parse_lock(catalog.load_spec("x86-rtx").lock_file).by_key()
+    differ = sorted(
+        key
+        for key, pin in cpu.items()
+        if key not in rtx or (rtx[key].version, rtx[key].hashes) != (pin.version, pin.hashes)
+    )
+    assert not differ, f"images/x86-rtx/requirements.in is out of step with images/cpu: {differ}"
+    added = set(rtx) - set(cpu)
+    assert {"tensorrt-rtx", "tensorrt-rtx-cu13-libs", "onnx", "onnxscript"} <= added
+
+
 @pytest.mark.parametrize("name", catalog.image_names())
 def test_checked_in_lock_matches_its_requirements_in(name: str) -> None:
     """Every image's lock parses, hashes every pin, and pins exactly what requirements.in asks."""

@@ -6,11 +6,12 @@
   containers tests (a tool the test needs is missing).
 - `x86_64_runner_tarball`: the runner tarball device images carry, made current by the
   tool `make device-x86_64` runs (incremental), as `trt-edge images build` does.
-- `cpu_image`, `runtime_image`: tags (str) of the `cpu` builder and the `cpu-runtime`
-  device image, built by `trt_edge.containers.images.build_image`, which reuses an
-  existing image built from the same lock, sources and base — so a suite builds each
-  image at most once, across sessions too. `cpu_image_ref` / `runtime_image_ref` give
-  the `ImageRef` (id, labels).
+- `cpu_image`, `runtime_image`, `x86_rtx_image`: tags (str) of the `cpu` builder, the
+  `cpu-runtime` device image and the `x86-rtx` builder (TensorRT for RTX, which builds
+  engines without a GPU), built by `trt_edge.containers.images.build_image`, which
+  reuses an existing image built from the same lock, sources and base — so a suite
+  builds each image at most once, across sessions too. `cpu_image_ref` /
+  `runtime_image_ref` / `x86_rtx_image_ref` give the `ImageRef` (id, labels).
 
 Builds are serialized across pytest-xdist workers with a file lock: the second
 worker waits for the first and then reuses its image instead of building it again.
@@ -101,3 +102,13 @@ def runtime_image_ref(docker_client: DockerClient) -> ImageRef:
 @pytest.fixture(scope="session")
 def runtime_image(runtime_image_ref: ImageRef) -> str:
     return runtime_image_ref.tag
+
+
+@pytest.fixture(scope="session")
+def x86_rtx_image_ref(docker_client: DockerClient) -> ImageRef:
+    return _image(docker_client, "x86-rtx")
+
+
+@pytest.fixture(scope="session")
+def x86_rtx_image(x86_rtx_image_ref: ImageRef) -> str:
+    return x86_rtx_image_ref.tag
