@@ -148,9 +148,11 @@ bench: setup demo-runner
 
 # The images that build on this machine (needs a running Docker engine; the GPU
 # images need their NVIDIA bases: `trt-edge images build x86-trt` on such a host).
+# x86-rtx (TensorRT for RTX) builds here: its engines are built without a GPU.
 images: setup sysdeps
 	$(BIN)/trt-edge images build cpu
 	$(BIN)/trt-edge images build cpu-runtime
+	$(BIN)/trt-edge images build x86-rtx
 
 clean:
 	rm -rf site $(CPP_BUILD) $(CPP_BUILD).log $(CPP_BUILD)-runner.log $(CPP_SRC)/build-aarch64 $(CPP_SRC)/build-aarch64.log \
