@@ -105,13 +105,155 @@ class FileEntry:
 
 @dataclass(frozen=True)
 class DelegateInfo:
-    """One backend delegate inside the `.pte`; `profile_signature` only for TensorRT."""
+    """One backend delegate inside the `.pte`; `profile_signature` and `engine` only for
+    TensorRT (`engine`: what the builder was given and reported, `EngineRecord`)."""
 
     backend_id: str
     method: str
     index: int
     blob_size: int
     profile_signature: dict[str, Any] | None = None
+    engine: EngineRecord | None = None
+
+    @property
+    def runs_on(self) -> str | None:
+        """The TensorRT flavour this delegate's engine needs (None: not a recorded engine)."""
+        return self.engine.flavour if self.engine is not None else None
+
+
+@dataclass(frozen=True)
+class EngineIO:
+    """One network input or output as TensorRT parsed it (-1: a dynamic extent)."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "dtype": self.dtype, "shape": list(self.shape)}
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    """One optimization profile as set on the builder: per dynamic input, the (min, opt,
+    max) shapes read back from TensorRT's `IOptimizationProfile`."""
+
+    index: int
+    name: str
+    shapes: dict[str, tuple[tuple[int, ...], ...]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "shapes": {
+                n: {"min": list(lo), "opt": list(opt), "max": list(hi)}
+                for n, (lo, opt, hi) in self.shapes.items()
+            },
+        }
+
+
+ENGINE_SOURCES = ("builder", "engine")
+
+# Why a TensorRT-RTX bundle runs nowhere yet: every runner refuses it with this sentence.
+RTX_RUNTIME_MISSING = (
+    "no ExecuTorch runtime backend runs TensorRT-RTX engines: upstream's TensorRTBackend "
+    "(pytorch/TensorRT's ExecuTorch delegate) links regular TensorRT's libnvinfer, and "
+    "TensorRT-RTX's C++ SDK is not packaged where trt-edge-run is built"
+)
+
+
+def rtx_refusal(source: str, delegates: tuple[DelegateInfo, ...]) -> str | None:
+    """The refusal of a bundle holding TensorRT-RTX engines (None: it holds none)."""
+    rtx = [
+        d.engine for d in delegates if d.engine is not None and d.engine.flavour == "tensorrt_rtx"
+    ]
+    if not rtx:
+        return None
+    sms = ", ".join(rtx[0].compute_capabilities) or "the default set"
+    return (
+        f"{source}: holds TensorRT-RTX {rtx[0].version} engines (compute capability {sms}); "
+        f"{RTX_RUNTIME_MISSING}. Build for a CPU target (--backend xnnpack) or a regular "
+        "TensorRT target (jetson-*, x86-ampere/ada/hopper/blackwell) to run it on a device"
+    )
+
+
+@dataclass(frozen=True)
+class EngineRecord:
+    """What the build knows about one TensorRT engine, recorded where the engine is built.
+
+    `flavour` (`tensorrt` or `tensorrt_rtx`) and `version` tie the engine to the TensorRT
+    release that built it (engines run on that release only); `compute_capabilities` are the
+    SMs a TensorRT-RTX engine was built for (empty: the GPU regular TensorRT built on).
+    `weights_bytes` / `activation_bytes` (one per profile) are the builder's own memory
+    report, None/empty where it gave none. `source` says what the profiles were read from:
+    `builder` (what the builder was given, read back from its profile objects) or `engine`
+    (a deserialized engine's own table, on a machine with a GPU). docs/tensorrt.md.
+    """
+
+    flavour: str
+    version: str
+    compute_capabilities: tuple[str, ...]
+    precision: str
+    onnx_opset: int
+    inputs: tuple[EngineIO, ...]
+    outputs: tuple[EngineIO, ...]
+    profiles: tuple[EngineProfile, ...]
+    weights_bytes: int | None
+    activation_bytes: tuple[int, ...]
+    engine_bytes: int
+    engine_sha256: str
+    source: str = "builder"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "flavour": self.flavour,
+            "version": self.version,
+            "compute_capabilities": list(self.compute_capabilities),
+            "precision": self.precision,
+            "onnx_opset": self.onnx_opset,
+            "inputs": [t.to_dict() for t in self.inputs],
+            "outputs": [t.to_dict() for t in self.outputs],
+            "profiles": [p.to_dict() for p in self.profiles],
+            "weights_bytes": self.weights_bytes,
+            "activation_bytes": list(self.activation_bytes),
+            "engine_bytes": self.engine_bytes,
+            "engine_sha256": self.engine_sha256,
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> EngineRecord:
+        """From a document already held to the schema (`ENGINE_RECORD` in schemas)."""
+
+        def io(items: list[dict[str, Any]]) -> tuple[EngineIO, ...]:
+            return tuple(EngineIO(t["name"], t["dtype"], tuple(t["shape"])) for t in items)
+
+        return cls(
+            flavour=doc["flavour"],
+            version=doc["version"],
+            compute_capabilities=tuple(doc["compute_capabilities"]),
+            precision=doc["precision"],
+            onnx_opset=doc["onnx_opset"],
+            inputs=io(doc["inputs"]),
+            outputs=io(doc["outputs"]),
+            profiles=tuple(
+                EngineProfile(
+                    p["index"],
+                    p["name"],
+                    {
+                        n: (tuple(r["min"]), tuple(r["opt"]), tuple(r["max"]))
+                        for n, r in p["shapes"].items()
+                    },
+                )
+                for p in doc["profiles"]
+            ),
+            weights_bytes=doc["weights_bytes"],
+            activation_bytes=tuple(doc["activation_bytes"]),
+            engine_bytes=doc["engine_bytes"],
+            engine_sha256=doc["engine_sha256"],
+            source=doc.get("source", "builder"),
+        )
 
 
 LLM_SECTION_VERSION = 1
@@ -360,6 +502,7 @@ class BundleManifest:
                     "index": d.index,
                     "blob_size": d.blob_size,
                     "profile_signature": d.profile_signature,
+                    **({"engine": d.engine.to_dict()} if d.engine is not None else {}),
                 }
                 for d in self.delegates
             ],
@@ -510,6 +653,7 @@ class _Reader:
                 index=self.get(d, "index", f"delegates[{i}]", int),
                 blob_size=self.get(d, "blob_size", f"delegates[{i}]", int),
                 profile_signature=d.get("profile_signature"),
+                engine=EngineRecord.from_dict(d["engine"]) if d.get("engine") else None,
             )
             for i, d in enumerate(doc.get("delegates", []))
         )

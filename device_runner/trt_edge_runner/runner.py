@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trt_edge_runner.actuator import NATIVE_PROFILE_GUARD
-from trt_edge_runner.bundle_format import BUNDLE_JSON, MODEL_PTE, BundleManifest
+from trt_edge_runner.bundle_format import BUNDLE_JSON, MODEL_PTE, BundleManifest, rtx_refusal
 from trt_edge_runner.bundle_integrity import read_manifest, verify_directory
 from trt_edge_runner.dtypes import NUMPY_WIDENING, dtype_info
 from trt_edge_runner.emulation import ProfileResolver
@@ -220,6 +220,9 @@ class Runner:
             ) from None
         if manifest.quantization is not None or manifest.llm is not None:
             _load_extra_kernels()
+        refusal = rtx_refusal(str(bundle_dir / MODEL_PTE), manifest.delegates)
+        if refusal is not None:
+            raise ProgramLoadError(refusal)
         runtime = Runtime.get()
         backends = tuple(runtime.backend_registry.registered_backend_names)
         needed = sorted({d.backend_id for d in manifest.delegates} - set(backends))

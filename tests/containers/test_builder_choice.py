@@ -24,13 +24,28 @@ def test_cpu_backends_build_in_the_cpu_builder_for_every_target(
     )
 
 
-@pytest.mark.parametrize("target_id", [t.id for t in CATALOG if t.requires_tensorrt])
+GPU_BUILT = [t.id for t in CATALOG if t.requires_tensorrt and not t.builds_without_gpu]
+RTX = [t.id for t in CATALOG if t.builds_without_gpu]
+
+
+@pytest.mark.parametrize("target_id", GPU_BUILT)
 def test_tensorrt_builds_in_the_targets_gpu_builder_on_a_gpu_host(target_id: str) -> None:
     target = CATALOG.get(target_id)
     choice = choose_builder(target, "tensorrt", True, CATALOG)
     assert (choice.image, choice.needs_gpu) == (target.builder_image, True)
     assert choice.image != "cpu"
     assert "TensorRT engines are built on the target's GPU stack" in choice.reason
+
+
+@pytest.mark.parametrize("gpu", [False, True])
+@pytest.mark.parametrize("target_id", RTX)
+def test_tensorrt_rtx_builds_in_the_rtx_builder_with_or_without_a_gpu(
+    target_id: str, gpu: bool
+) -> None:
+    assert RTX, "the catalog has TensorRT-RTX targets"
+    choice = choose_builder(CATALOG.get(target_id), "tensorrt", gpu, CATALOG)
+    assert (choice.image, choice.needs_gpu) == ("x86-rtx", False)
+    assert "TensorRT-RTX builds the target's engines without a GPU" in choice.reason
 
 
 def test_tensorrt_without_a_gpu_is_refused_naming_the_way_out() -> None:
@@ -57,12 +72,13 @@ def test_tensorrt_for_a_cpu_target_is_refused() -> None:
         ("x86-ada", False, "cpu", "xnnpack"),
         ("x86-ada", True, "x86-trt", "tensorrt"),
         ("cpu-x86_64", True, "cpu", "xnnpack"),
+        ("x86-rtx", False, "x86-rtx", "tensorrt"),
     ],
 )
 def test_auto_resolves_as_the_pipeline_will(
     target_id: str, gpu: bool, image: str, backend: str
 ) -> None:
-    """The pipeline's auto takes TensorRT where it is present, else XNNPACK."""
+    """The pipeline's auto takes TensorRT where it can build, else XNNPACK."""
     choice = choose_builder(CATALOG.get(target_id), "auto", gpu, CATALOG)
     assert (choice.image, choice.backend) == (image, backend)
     assert choice.reason.startswith("auto: ")

@@ -35,7 +35,7 @@ def test_tiny_llm_example_resolves_to_indices_and_ranges() -> None:
     assert m.inputs[0].shape == (1, "seq") and m.inputs[0].values == (0, 256)
     assert m.symbols() == ("seq",)
     assert m.export_domain() == {"seq": (1, 512)}
-    assert m.targets == ("cpu-x86_64", "cpu-aarch64")  # the examples build for both CPUs
+    assert m.targets == ("cpu-x86_64", "cpu-aarch64", "x86-rtx")  # the examples build for both CPUs
     assert m.source_path.is_absolute() and len(m.source_sha256) == 64
     assert m.entrypoint == "model.py:build_model" and m.exported is None
 

@@ -405,6 +405,18 @@ Bundle parse_bundle(const std::string& text, const std::string& source, const st
         string_field(d, "method", source, dpath);
         int_field(d, "index", source, dpath, 0);
         int_field(d, "blob_size", source, dpath, 0);
+        if (d.contains("engine") && !d.at("engine").is_null()) {
+          const json& engine = object_field(d, "engine", source, dpath);
+          const std::string epath = dpath + ".engine";
+          if (string_field(engine, "flavour", source, epath) == "tensorrt_rtx" &&
+              b.rtx_engine_version.empty()) {
+            b.rtx_engine_version = string_field(engine, "version", source, epath);
+            for (const json& sm : list_field(engine, "compute_capabilities", source, epath)) {
+              if (!b.rtx_compute_capabilities.empty()) b.rtx_compute_capabilities += ", ";
+              b.rtx_compute_capabilities += sm.is_string() ? sm.get<std::string>() : sm.dump();
+            }
+          }
+        }
         if (d.contains("profile_signature") && !d.at("profile_signature").is_null() &&
             !d.at("profile_signature").is_object()) {
           bad(source, dpath + ".profile_signature",

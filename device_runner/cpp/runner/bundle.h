@@ -99,6 +99,11 @@ struct Bundle {
   std::map<std::string, PhaseTarget> phases;
   std::map<std::string, FileEntry> files;
   std::vector<std::string> delegate_backends;  ///< delegates[].backend_id: decides the mode
+  /// The first TensorRT-RTX engine's record (delegates[].engine with flavour tensorrt_rtx):
+  /// its version and compute capabilities; empty version: the bundle holds none. No runner
+  /// can execute one (docs/tensorrt.md), so opening such a bundle is refused with this.
+  std::string rtx_engine_version;
+  std::string rtx_compute_capabilities;
   std::string target_arch;  ///< target.arch ("x86_64", "aarch64"); empty: any architecture
   std::string target_id;    ///< target.id, for messages
   std::optional<LlmSection> llm;  ///< only for causal LMs built by the Hugging Face recipe

@@ -59,6 +59,21 @@ ProfiledModule::ProfiledModule(Bundle bundle, bool honour_policy)
       emulation_(bundle_.profile_table(), input_names(bundle_)),
       actuator_(decision_.mode == Mode::kNative ? make_native_actuator() : make_plain_actuator()) {
   const std::string pte = bundle_.dir + "/model.pte";
+  if (!bundle_.rtx_engine_version.empty()) {
+    // The same sentence as trt_edge_runner.bundle_format.rtx_refusal.
+    throw RunnerError(
+        ErrorKind::kProgramLoad,
+        pte + ": holds TensorRT-RTX " + bundle_.rtx_engine_version +
+            " engines (compute capability " +
+            (bundle_.rtx_compute_capabilities.empty() ? std::string("the default set")
+                                                      : bundle_.rtx_compute_capabilities) +
+            "); no ExecuTorch runtime backend runs TensorRT-RTX engines: upstream's "
+            "TensorRTBackend (pytorch/TensorRT's ExecuTorch delegate) links regular TensorRT's "
+            "libnvinfer, and TensorRT-RTX's C++ SDK is not packaged where trt-edge-run is "
+            "built. Build for a CPU target (--backend xnnpack) or a regular TensorRT target "
+            "(jetson-*, x86-ampere/ada/hopper/blackwell) to run it on a device")
+        .with_file(pte);
+  }
   try {
     load_program(pte);
   } catch (const std::bad_alloc&) {

@@ -12,7 +12,7 @@ decides which fields: an XNNPACK bundle for a Jetson asks `arch` alone, a Tensor
 also `sm`, `cuda`, `tensorrt`, `jetpack`, `l4t`), and exactly the fields it sets are
 compared, each by its rule in `RULES` (a field set to None means "any"):
 `arch` equal; `sm` the device's compute capability is one the bundle lists;
-`jetpack`, `l4t`, `cuda`, `tensorrt` the device version starts with the bundle's
+`jetpack`, `l4t`, `cuda`, `tensorrt`, `tensorrt_rtx` the device version starts with the bundle's
 dotted components (bundle "10.3" accepts device "10.3.0.30", not "10.30"). `id` and
 `kind` name the target for people and are never compared. A field with no rule is
 refused: a bundle asking what this agent cannot check must not install unchecked.
@@ -20,6 +20,7 @@ refused: a bundle asking what this agent cannot check must not install unchecked
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import platform
 import re
@@ -32,8 +33,8 @@ from typing import Any
 
 from trt_edge_runner.agent.config import read_json_object
 
-FACT_KEYS: tuple[str, ...] = ("arch", "sm", "jetpack", "l4t", "cuda", "tensorrt")
-VERSION_KEYS: tuple[str, ...] = ("jetpack", "l4t", "cuda", "tensorrt")
+FACT_KEYS: tuple[str, ...] = ("arch", "sm", "jetpack", "l4t", "cuda", "tensorrt", "tensorrt_rtx")
+VERSION_KEYS: tuple[str, ...] = ("jetpack", "l4t", "cuda", "tensorrt", "tensorrt_rtx")
 IDENTITY_KEYS: tuple[str, ...] = ("id", "kind")  # name the target; never compared
 
 # Jetson SoC (device-tree "compatible") -> GPU compute capability.
@@ -175,7 +176,16 @@ def detect_facts() -> dict[str, str | None]:
         "l4t": _l4t_release(_read(Path("/etc/nv_tegra_release"))),
         "cuda": _cuda_version(),
         "tensorrt": _dpkg_version("tensorrt") or _dpkg_version("libnvinfer10"),
+        "tensorrt_rtx": _tensorrt_rtx_version(),
     }
+
+
+def _tensorrt_rtx_version() -> str | None:
+    """TensorRT for RTX as pip installs it (`tensorrt_rtx`), the way an RTX box gets it."""
+    try:
+        return importlib.metadata.version("tensorrt_rtx")
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def load_facts(override: Path | None) -> dict[str, str | None]:

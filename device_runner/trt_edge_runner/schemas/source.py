@@ -100,6 +100,29 @@ TENSOR = obj(
 )
 PHASE_TARGET = {"anyOf": [integer(minimum=0), const("auto")]}
 
+# A delegate's TensorRT engine as the build recorded it (`EngineRecord`, docs/tensorrt.md).
+ENGINE_IO = obj({"name": string(), "dtype": string(), "shape": array(integer())})
+SHAPES = obj({"min": array(integer()), "opt": array(integer()), "max": array(integer())})
+ENGINE_RECORD = obj(
+    {
+        "flavour": enum("tensorrt", "tensorrt_rtx"),
+        "version": string(),
+        "compute_capabilities": array(string(pattern="^[0-9]+\\.[0-9]+$")),
+        "precision": string(),
+        "onnx_opset": integer(),
+        "inputs": array(ENGINE_IO),
+        "outputs": array(ENGINE_IO),
+        "profiles": array(
+            obj({"index": NON_NEGATIVE, "name": string(), "shapes": mapping(SHAPES)})
+        ),
+        "weights_bytes": nullable(NON_NEGATIVE),
+        "activation_bytes": array(NON_NEGATIVE),
+        "engine_bytes": NON_NEGATIVE,
+        "engine_sha256": string(pattern="^[0-9a-f]{64}$"),
+    },
+    {"source": enum("builder", "engine")},
+)
+
 LLM_SECTION = obj(
     {
         "version": integer(),
@@ -196,7 +219,7 @@ BUNDLE = document(
                         "index": NON_NEGATIVE,
                         "blob_size": NON_NEGATIVE,
                     },
-                    {"profile_signature": nullable(OPEN_OBJECT)},
+                    {"profile_signature": nullable(OPEN_OBJECT), "engine": ENGINE_RECORD},
                 )
             ),
             "provenance": OPEN_OBJECT,

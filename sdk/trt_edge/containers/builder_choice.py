@@ -41,6 +41,8 @@ def resolve_backend(requested: str, target: Target, host_has_gpu: bool) -> tuple
     """(backend, why) for `requested`, resolving `auto` as the pipeline will inside."""
     if requested != AUTO:
         return requested, f"backend {requested} requested"
+    if target.requires_tensorrt and target.builds_without_gpu:
+        return AUTO_TENSORRT, f"auto: {target.id} runs TensorRT-RTX, which builds without a GPU"
     if target.requires_tensorrt and host_has_gpu:
         return AUTO_TENSORRT, f"auto: {target.id} runs TensorRT and this host has a GPU"
     if target.requires_tensorrt:
@@ -55,6 +57,7 @@ def choose_builder(
     build that cannot happen here (a target without TensorRT, a host without a GPU)."""
     backend, why = resolve_backend(requested_backend, target, host_has_gpu)
     needs = catalog.backend(backend)
+    needs_gpu = needs.needs_gpu and not target.builds_without_gpu
     if needs.needs_gpu and not target.requires_tensorrt:
         raise ContainerBuildError(
             f"backend {backend} builds TensorRT engines, and target {target.id!r} has no "
@@ -62,7 +65,7 @@ def choose_builder(
             "--backend xnnpack",
             exit_code=2,
         )
-    if needs.needs_gpu and not host_has_gpu:
+    if needs_gpu and not host_has_gpu:
         raise ContainerBuildError(
             f"target {target.id!r} with backend {backend} needs TensorRT, which builds engines "
             "on a GPU; this host has no NVIDIA GPU (/dev/nvidia*). Build on a GPU host, or "
@@ -70,8 +73,10 @@ def choose_builder(
             exit_code=2,
         )
     image = needs.builder_for(target)
-    if needs.needs_gpu:
+    if needs_gpu:
         because = f"{why}: TensorRT engines are built on the target's GPU stack"
+    elif needs.needs_gpu:
+        because = f"{why}: TensorRT-RTX builds the target's engines without a GPU"
     else:
         because = f"{why}: a .pte lowered with {backend} does not depend on the CPU it is built on"
-    return BuilderChoice(image, backend, needs.needs_gpu, f"{because}, so the {image} builder")
+    return BuilderChoice(image, backend, needs_gpu, f"{because}, so the {image} builder")

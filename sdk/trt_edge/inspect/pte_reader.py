@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from trt_edge_runner.bundle_format import DelegateInfo
+from trt_edge_runner.bundle_format import DelegateInfo, EngineRecord
 
 from trt_edge.inspect.errors import PteFormatError
 
@@ -193,15 +193,30 @@ class DelegateEntry:
     blob_size: int
     offset: int
     compile_specs: tuple[str, ...] = ()
+    # The compile specs' values, in the order of `compile_specs` (bytes, as serialized).
+    compile_spec_values: tuple[bytes, ...] = field(default=(), repr=False)
 
-    def to_delegate_info(self, profile_signature: dict[str, Any] | None = None) -> DelegateInfo:
-        """The bundle.json record of this delegate (the build adds the profile signature)."""
+    def compile_spec(self, key: str) -> bytes | None:
+        """The value of compile spec `key`, or None when the delegate has none."""
+        for name, value in zip(self.compile_specs, self.compile_spec_values, strict=False):
+            if name == key:
+                return value
+        return None
+
+    def to_delegate_info(
+        self,
+        profile_signature: dict[str, Any] | None = None,
+        engine: EngineRecord | None = None,
+    ) -> DelegateInfo:
+        """The bundle.json record of this delegate (the build adds the profile signature
+        and, for a TensorRT engine, its record)."""
         return DelegateInfo(
             backend_id=self.backend_id,
             method=self.method,
             index=self.index,
             blob_size=self.blob_size,
             profile_signature=profile_signature,
+            engine=engine,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -420,6 +435,10 @@ class _Table:
             )
         return start, length
 
+    def raw(self, slot: int, what: str) -> bytes:
+        start, length = self.vector(slot, 1, what)
+        return bytes(self.buf.data[start : start + length])
+
     def string(self, slot: int, what: str) -> str:
         start, length = self.vector(slot, 1, what)
         if length == 0:
@@ -577,9 +596,12 @@ class _ProgramReader:
             offset, size = self.segment(data_index, who, "delegate")
         else:
             raise self.buf.fail(f"{who} has unknown data location {loc_raw}")
+        spec_tables = table.tables(bs["compile_specs"], f"{who} compile_specs")
         specs = tuple(
-            cs.string(SLOTS["CompileSpec"]["key"], f"{who} compile spec")
-            for cs in table.tables(bs["compile_specs"], f"{who} compile_specs")
+            cs.string(SLOTS["CompileSpec"]["key"], f"{who} compile spec") for cs in spec_tables
+        )
+        values = tuple(
+            cs.raw(SLOTS["CompileSpec"]["value"], f"{who} compile spec value") for cs in spec_tables
         )
         return DelegateEntry(
             backend_id=backend_id,
@@ -590,6 +612,7 @@ class _ProgramReader:
             blob_size=size,
             offset=offset,
             compile_specs=specs,
+            compile_spec_values=values,
         )
 
     def method(self, p: int, plan: _Table) -> MethodInfo:

@@ -82,6 +82,15 @@ class BundleWritten(_Event, type="bundle_written"):
     model: str
 
 
+class EngineProgress(_Event, type="engine_progress"):
+    """The TensorRT builder began (`step` 0) or finished (`step` == `steps`) one of its
+    top-level phases (its `IProgressMonitor`); a build with a TensorRT engine only."""
+
+    phase: str
+    step: int
+    steps: int
+
+
 class BuildFailed(_Event, type="build_failed"):
     """The build stopped: the message the CLI renders, its hint and the exit code."""
 
@@ -91,7 +100,13 @@ class BuildFailed(_Event, type="build_failed"):
 
 
 BuildEvent = (
-    StageStarted | StageFinished | BackendChosen | BuildWarning | BundleWritten | BuildFailed
+    StageStarted
+    | StageFinished
+    | BackendChosen
+    | BuildWarning
+    | EngineProgress
+    | BundleWritten
+    | BuildFailed
 )
 EVENT_TYPES: dict[str, type[Any]] = {cls.TYPE: cls for cls in get_args(BuildEvent)}
 EventSink = Callable[[BuildEvent], None]

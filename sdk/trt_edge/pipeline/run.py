@@ -67,16 +67,19 @@ from trt_edge.pipeline.events import (
     BuildWarning,
     BundleWritten,
     Emitter,
+    EngineProgress,
     EventSink,
     StageFinished,
     StageStarted,
 )
-from trt_edge.pipeline.lower import BackendChoice, Lowered, choose_backend
+from trt_edge.pipeline.lower import BackendChoice, EngineBuild, Lowered, choose_backend
 from trt_edge.pipeline.peak_memory import peak_rss_bytes, release_memory, reset_peak
 from trt_edge.pipeline.plan import ExportPlan, make_plan
 from trt_edge.pipeline.recipes import Recipe, recipe_for
 from trt_edge.pipeline.stages import BUNDLE, COMMIT, EXPORT, LOAD, LOWER, PLAN, VALIDATE, Stage
 from trt_edge.pipeline.validate import ValidationReport
+from trt_edge.pipeline.validate_engines import engines_unrunnable_here, validate_engine_records
+from trt_edge.targets.catalog import Target
 
 log = structlog.get_logger("trt_edge.pipeline")
 
@@ -170,6 +173,18 @@ def _outputs_from_json(data: bytes) -> tuple[TensorSpec, ...]:
     )
 
 
+ENGINES_JSON = "engines.json"  # the lower stage's TensorRT builder times, beside the .pte
+
+
+def _engines_to_json(engines: tuple[EngineBuild, ...]) -> bytes:
+    data: bytes = canonical_json([dataclasses.asdict(e) for e in engines])
+    return data
+
+
+def _engines_from_json(data: bytes | None) -> tuple[EngineBuild, ...]:
+    return tuple(EngineBuild(**e) for e in json.loads(data)) if data else ()
+
+
 class _Timer:
     """Times each stage, measures its peak RSS (after handing back what earlier stages
     freed, so each figure is the stage's own) and reports both as `StageStarted`/
@@ -215,12 +230,8 @@ def load(manifest_path: Path) -> ResolvedManifest:
         raise ManifestInvalidError(exc.path, exc.diagnostics) from exc
 
 
-def _target_fingerprint(
-    manifest: ResolvedManifest, requested: str | None, backend: str
-) -> dict[str, Any]:
-    """The bundle's `target`: what a device of the target must match for `backend` to run
-    there (the catalog says which fields each backend asks: an XNNPACK bundle the CPU
-    architecture, a TensorRT one also SM, CUDA, TensorRT, JetPack/L4T)."""
+def _build_target(manifest: ResolvedManifest, requested: str | None) -> Target:
+    """The catalog target this build is for: `--target`, else the manifest's first."""
     from trt_edge.targets import load_catalog
     from trt_edge.targets.catalog import UnknownTargetError
 
@@ -232,10 +243,18 @@ def _target_fingerprint(
             hint="add the target to build.targets in the manifest, or pick one of those",
         )
     try:
-        catalog = load_catalog()
-        return dict(catalog.fingerprint(catalog.get(target_id), backend))
+        return load_catalog().get(target_id)
     except UnknownTargetError as exc:
         raise BadInputError(f"{manifest.source_path}: {exc}") from exc
+
+
+def _target_fingerprint(target: Target, backend: str) -> dict[str, Any]:
+    """The bundle's `target`: what a device of the target must match for `backend` to run
+    there (the catalog says which fields each backend asks: an XNNPACK bundle the CPU
+    architecture, a TensorRT one also SM, CUDA, TensorRT(-RTX), JetPack/L4T)."""
+    from trt_edge.targets import load_catalog
+
+    return dict(load_catalog().fingerprint(target, backend))
 
 
 def _target_has_tensorrt(target: dict[str, Any]) -> bool:
@@ -263,13 +282,15 @@ class _Build:
             # The model's own packages, at versions it allows.
             self.requirements = check_requirements(manifest)
             self.environment: BuildEnvironment = current_environment()
-            self.choice: BackendChoice = choose_backend(options.backend or manifest.backend)
+            target = _build_target(manifest, options.target)
+            self.choice: BackendChoice = choose_backend(
+                options.backend or manifest.backend, target, self._engine_progress
+            )
             self.recipe: Recipe = recipe_for(manifest, self.choice.backend.name)
             self.digest = self.recipe.source_digest()
-            self.target = _target_fingerprint(manifest, options.target, self.choice.backend.name)
+            self.target = _target_fingerprint(target, self.choice.backend.name)
             self.source_date, self.source_date_from = _source_date(options, manifest)
-        extra = ("torch-tensorrt",) if self.choice.backend.name == "tensorrt" else ()
-        self.packages = package_versions(extra + self.recipe.packages())
+        self.packages = package_versions(self.choice.backend.packages() + self.recipe.packages())
         self.origins: dict[str, str | None] = {}  # stage name -> environment id
         self.cache = StageCache(
             (options.cache_dir or default_cache_dir()).expanduser(),
@@ -278,6 +299,11 @@ class _Build:
         )
         self._model: Any = None
         self.recipe_files: dict[str, bytes] = {}  # files the recipe made with the export
+        self.engines: tuple[EngineBuild, ...] = ()  # TensorRT: the builder's time per engine
+
+    def _engine_progress(self, phase: str, step: int, steps: int) -> None:
+        """The TensorRT builder's top-level phases, into the build's progress display."""
+        self.emit(EngineProgress(phase, step, steps))
 
     def _cache_event(self, name: str, fields: dict[str, Any]) -> None:
         if name == "cache_hit":
@@ -326,6 +352,7 @@ class _Build:
             stage=LOWER.name,
             export=export_key,
             backend=self.choice.backend.name,
+            backend_identity=self.choice.backend.identity(),
             precision=self.manifest.precision,
             steps=self.recipe.steps_key(),
             environment=self.environment.id,
@@ -404,7 +431,9 @@ class _Build:
             with self.timer.stage(LOWER) as flag:
                 flag["cached"] = True
                 ptd = {n[len("ptd/") :]: d for n, d in hit.items() if n.startswith("ptd/")}
-                lowered = Lowered(choice.backend.name, hit[MODEL_PTE], ptd)
+                engines = _engines_from_json(hit.get(ENGINES_JSON))
+                lowered = Lowered(choice.backend.name, hit[MODEL_PTE], ptd, engines)
+                self.engines = engines
                 self.recipe_files = _recipe_entries(hit)
                 return lowered, _outputs_from_json(hit["outputs.json"])
         from trt_edge.pipeline.export import output_specs
@@ -421,7 +450,12 @@ class _Build:
                     f"{self.manifest.source_path}: {exc.message}", hint=exc.hint
                 ) from exc
             outputs = output_specs(self.manifest, program)
-            files = {MODEL_PTE: lowered.pte, "outputs.json": _outputs_to_json(outputs)}
+            self.engines = lowered.engines
+            files = {
+                MODEL_PTE: lowered.pte,
+                "outputs.json": _outputs_to_json(outputs),
+                ENGINES_JSON: _engines_to_json(lowered.engines),
+            }
             files.update({f"ptd/{n}": d for n, d in lowered.ptd.items()})
             files.update({RECIPE_PREFIX + n: d for n, d in self.recipe_files.items()})
             self.store(LOWER, key, files)
@@ -461,6 +495,10 @@ class _Build:
             # engines) and hence what the cross-delegate check did and did not prove.
             "profile_signatures": signature_check_summary(self.delegates),
         }
+        if self.engines:
+            # The builder's time per engine: here, not in the engine's record inside the
+            # .pte, so an engine rebuilt identically gives an identical program.
+            self.provenance["engine_builds"] = [dataclasses.asdict(e) for e in self.engines]
         write_bundle_json(staged, self.document(staged))
         return self.delegates
 
@@ -494,9 +532,21 @@ class _Build:
             if hit is not None:
                 flag["cached"] = True
                 return ValidationReport(json.loads(hit["validation.json"]))
-            report = self.recipe.validate(
-                staged, plan, self.choice.backend.name, self.delegates, self.model
-            )
+            unrunnable = engines_unrunnable_here(self.delegates)
+            if unrunnable is not None:
+                self.emit(BuildWarning("engine_not_executed", f"validation: {unrunnable}"))
+                report = validate_engine_records(
+                    staged,
+                    self.manifest,
+                    self.choice.backend.name,
+                    self.delegates,
+                    self.outputs,
+                    unrunnable,
+                )
+            else:
+                report = self.recipe.validate(
+                    staged, plan, self.choice.backend.name, self.delegates, self.model
+                )
             if report.ok:
                 self.store(VALIDATE, key, {"validation.json": canonical_json(report.doc)})
             return report

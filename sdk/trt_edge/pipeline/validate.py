@@ -308,7 +308,7 @@ def _check_phases(
 def parity_summary(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Per profile: worst max-abs error over its samples and whether all passed."""
     rows: dict[int, dict[str, Any]] = {}
-    for entry in doc["parity"]:
+    for entry in doc.get("parity", []):
         row = rows.setdefault(
             entry["profile"],
             {
@@ -335,6 +335,19 @@ def render_table(doc: dict[str, Any]) -> Any:
         ", ".join(f"{name} x{n}" for name, n in counts.items()) or "none (portable kernels)"
     )
     table = Table(title=f"validation: {doc['model']['name']} ({doc['backend']})", caption=caption)
+    if "engines" in doc:  # built, not executed here (trt_edge.pipeline.validate_engines)
+        for column in ("delegate", "engine", "check", "result"):
+            table.add_column(column)
+        for engine in doc["engines"]:
+            for check, ok in engine["checks"].items():
+                table.add_row(
+                    str(engine["delegate"]),
+                    engine.get("flavour", "-"),
+                    check,
+                    "ok" if ok else "FAIL",
+                )
+        table.caption = f"{caption}; not executed: {doc['execution']['reason']}"
+        return table
     for column in ("profile", "point", "symbols", "max abs err", "max rel err", "result"):
         table.add_column(column)
     for entry in doc["parity"]:

@@ -29,7 +29,7 @@ CATALOG_FILE = "catalog.json"
 
 # The target fields a bundle's fingerprint can ask a device to match (the device side,
 # `trt_edge_runner.agent.facts`, has one matching rule for each).
-FACT_FIELDS: tuple[str, ...] = ("arch", "sm", "jetpack", "l4t", "cuda", "tensorrt")
+FACT_FIELDS: tuple[str, ...] = ("arch", "sm", "jetpack", "l4t", "cuda", "tensorrt", "tensorrt_rtx")
 # What names the target in a fingerprint, for people; never compared.
 IDENTITY_FIELDS: tuple[str, ...] = ("id", "kind")
 
@@ -73,6 +73,7 @@ class Target:
     l4t: str | None
     cuda: str | None
     tensorrt: str | None
+    tensorrt_rtx: str | None  # the TensorRT-RTX release its engines are built with
     builder_image: str  # folder name under images/
     runtime_image: str
     requires_tensorrt: bool
@@ -90,6 +91,19 @@ class Target:
         facts.update({name: getattr(self, name) for name in FACT_FIELDS})
         facts["sm"] = sm[0] if sm else None
         return facts
+
+    @property
+    def tensorrt_flavour(self) -> str | None:
+        """Which TensorRT runs the target's engines: `tensorrt_rtx`, `tensorrt`, or None."""
+        if self.tensorrt_rtx is not None:
+            return "tensorrt_rtx"
+        return "tensorrt" if self.requires_tensorrt else None
+
+    @property
+    def builds_without_gpu(self) -> bool:
+        """TensorRT-RTX builds engines ahead of time on any CPU (docs/tensorrt.md); regular
+        TensorRT builds on the target's GPU."""
+        return self.tensorrt_rtx is not None
 
     def sm_list(self) -> tuple[str, ...]:
         """The compute capabilities this target covers (empty for CPU targets)."""

@@ -210,6 +210,12 @@ class ExecuTorchCpuBackend:
             return "the executorch package is not installed (pip install executorch==1.5.1)"
         return None
 
+    def packages(self) -> tuple[str, ...]:
+        return ()  # executorch and torch are every build's (package_versions)
+
+    def identity(self) -> dict[str, Any]:
+        return {}
+
     def lower(
         self,
         program: Any,

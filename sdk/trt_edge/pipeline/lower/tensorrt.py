@@ -1,91 +1,58 @@
-"""TensorRT through torch_tensorrt ≥ 2.14: one engine per partition, N optimization profiles.
+"""The `tensorrt` backend: one engine with the manifest's optimization profiles, as a delegate.
 
-Written against the real API and kept thin: the manifest's profiles become
-`torch_tensorrt.Input(profiles=[{min_shape, opt_shape, max_shape}, ...])` per
-dynamic input (the list order is the profile index that ships), `dynamo.compile`
-builds the engines, and `torch_tensorrt.save(..., output_format="executorch")`
-writes the `.pte` (plus `.ptd` files when weights live outside it).
+One path for both TensorRT flavours (`trt_flavour`: regular TensorRT on Jetson and `x86-trt`,
+TensorRT for RTX on the `x86-rtx-*` targets), which differ only where their APIs do:
 
-Where torch_tensorrt, TensorRT or a CUDA GPU is missing, `unavailable_reason`
-says which, and the build stops with that one message. Nothing here produces
-engine bytes of its own.
+    ExportedProgram ──trt_onnx──▶ ONNX ──trt_engine (the flavour's OnnxParser + Builder)──▶
+    engine + EngineRecord ──trt_delegate (ExecuTorch lowering, TR01 blob)──▶ .pte
 
-A Hugging Face causal LM (`model.huggingface`, `trt_edge.llm`) reaches this backend
-as the same exported program the CPU backends get: its KV cache is a set of mutable
-buffers written by `index_put`, which no TensorRT engine takes. The cache would then
-stay in ExecuTorch's planned memory and cross into the engines as inputs on every
-call — the per-token copies the recipe exists to avoid on CPU — and whether
-torch_tensorrt 2.14 compiles a program with buffer mutations at all is unverified
-(no machine here has TensorRT). A known risk, not a tested path.
+The converter is PyTorch's ONNX exporter and TensorRT's own ONNX parser, never a
+hand-written network; the profile list is applied once, to the one engine, so index *i*
+means one regime everywhere. The flavour and the compute capabilities come from the target
+(`catalog.json`): the code CI runs (TensorRT-RTX, building without a GPU) is the code users
+run. Where the flavour cannot build here, `unavailable_reason` says what is missing and the
+build stops with that one message; nothing here makes engine bytes of its own.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from trt_edge.manifest.resolved import ResolvedManifest
-from trt_edge.pipeline.errors import LoweringError
-from trt_edge.pipeline.lower import Lowered, LoweringRecipe
-from trt_edge.pipeline.plan import ExportPlan, sample_inputs
-
-MIN_TORCH_TENSORRT = (2, 14)  # first release whose Input accepts profiles=[...]
-
-
-def _version_tuple(text: str) -> tuple[int, ...]:
-    parts: list[int] = []
-    for piece in text.split("+")[0].split(".")[:2]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits or 0))
-    return tuple(parts)
-
-
-def input_profiles(manifest: ResolvedManifest) -> list[dict[str, Any]]:
-    """Per forward() input, the keyword arguments of its `torch_tensorrt.Input`.
-
-    Static inputs get `shape`; dynamic ones get `profiles`, one
-    {min_shape, opt_shape, max_shape} per manifest profile in manifest order —
-    the order is the profile index the engine ships with. Plain data, so it is
-    tested without torch_tensorrt.
-    """
-    specs: list[dict[str, Any]] = []
-    for spec in manifest.inputs:
-        if all(isinstance(d, int) for d in spec.shape):
-            specs.append({"shape": tuple(int(d) for d in spec.shape), "dtype": spec.dtype})
-            continue
-        profiles = []
-        for profile in manifest.profiles:
-            ((lo, hi),) = profile.bounds((spec,))
-            opt = spec.dims_for(profile.opt_symbols())
-            profiles.append({"min_shape": lo, "opt_shape": opt, "max_shape": hi})
-        specs.append({"profiles": profiles, "dtype": spec.dtype})
-    return specs
+from trt_edge.pipeline.lower import EngineBuild, Lowered, LoweringRecipe, Progress
+from trt_edge.pipeline.lower.trt_engine import build_engine
+from trt_edge.pipeline.lower.trt_flavour import Flavour
+from trt_edge.pipeline.lower.trt_onnx import to_onnx
+from trt_edge.pipeline.plan import ExportPlan
 
 
 class TensorRTBackend:
+    """The TensorRT backend for one target: its flavour and the SMs it builds for."""
+
     name = "tensorrt"
 
-    def unavailable_reason(self) -> str | None:
-        try:
-            version = importlib.metadata.version("torch-tensorrt")
-        except importlib.metadata.PackageNotFoundError:
-            return "torch_tensorrt is not installed (it needs TensorRT and a CUDA GPU)"
-        if _version_tuple(version) < MIN_TORCH_TENSORRT:
-            return (
-                f"torch_tensorrt {version} is installed but multi-profile Input(profiles=...) "
-                "needs >= 2.14"
-            )
-        try:
-            import torch_tensorrt  # noqa: F401
-        except (ImportError, OSError) as exc:
-            return f"import torch_tensorrt failed ({type(exc).__name__}: {exc})"
-        import torch
+    def __init__(
+        self,
+        flavour: Flavour,
+        compute_capabilities: tuple[str, ...] = (),
+        progress: Progress | None = None,
+    ) -> None:
+        self.flavour = flavour
+        self.compute_capabilities = compute_capabilities
+        self.progress = progress
 
-        if not torch.cuda.is_available():
-            return "no CUDA GPU is visible to torch (torch.cuda.is_available() is False)"
-        return None
+    def unavailable_reason(self) -> str | None:
+        return self.flavour.unavailable_reason()
+
+    def packages(self) -> tuple[str, ...]:
+        return (self.flavour.distribution, "onnx", "onnxscript")
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "flavour": self.flavour.name,
+            "version": self.flavour.version(),
+            "compute_capabilities": list(self.compute_capabilities),
+        }
 
     def lower(
         self,
@@ -94,46 +61,15 @@ class TensorRTBackend:
         plan: ExportPlan,
         recipe: LoweringRecipe | None = None,
     ) -> Lowered:
-        """`recipe` (ExecuTorch edge passes) does not apply: TensorRT lowers the program as
-        exported."""
-        import torch
-        import torch_tensorrt
+        """`recipe` (ExecuTorch edge passes for CPU kernels) does not apply: the engine is
+        built from the program as exported."""
+        from trt_edge.pipeline.lower import trt_delegate  # imports executorch
 
-        precisions = {
-            "fp32": torch.float32,
-            "fp16": torch.float16,
-            "bf16": torch.bfloat16,
-            # int8/fp8 engines take their scales from quantize/dequantize nodes (NVIDIA
-            # ModelOpt calibration) in the program; without them TensorRT keeps those
-            # layers in the other enabled precision.
-            "int8": torch.int8,
-            "fp8": torch.float8_e4m3fn,
-        }
-        trt_inputs = [
-            torch_tensorrt.Input(**{**kw, "dtype": getattr(torch, kw["dtype"])})
-            for kw in input_profiles(manifest)
-        ]
-        example = tuple(
-            torch.from_numpy(a).cuda()
-            for a in sample_inputs(manifest.inputs, plan.example_symbols, seed=0)
+        onnx = to_onnx(program, manifest, plan)
+        built = build_engine(onnx, manifest, self.flavour, self.compute_capabilities, self.progress)
+        pte = trt_delegate.wrap(program, built.engine, built.record)
+        return Lowered(
+            self.name,
+            pte,
+            engines=(EngineBuild(built.record.engine_sha256, built.build_seconds),),
         )
-        try:
-            compiled = torch_tensorrt.dynamo.compile(
-                program,
-                arg_inputs=trt_inputs,
-                enabled_precisions={torch.float32, precisions[manifest.precision]},
-                min_block_size=1,
-            )
-            with tempfile.TemporaryDirectory(prefix="trt-edge-trt-") as tmp:
-                pte_path = Path(tmp) / "model.pte"
-                torch_tensorrt.save(
-                    compiled,
-                    str(pte_path),
-                    output_format="executorch",
-                    arg_inputs=example,
-                    retrace=False,
-                )
-                ptd = {p.name: p.read_bytes() for p in sorted(Path(tmp).glob("*.ptd"))}
-                return Lowered(self.name, pte_path.read_bytes(), ptd)
-        except Exception as exc:
-            raise LoweringError(f"TensorRT lowering failed: {type(exc).__name__}: {exc}") from exc

@@ -1,0 +1,253 @@
+"""Real TensorRT engines, built here: the manifest's profiles through TensorRT-RTX's builder.
+
+No GPU is needed to build a TensorRT-RTX engine (CPU-only ahead-of-time), so every test here
+runs the real exporter, the real ONNX parser and the real builder, and reads what they
+produced back from the bundle. Running an engine needs a CUDA driver: that half is refused
+clearly here, and checked where a GPU is lent (docs/tensorrt.md).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from trt_edge.inspect.pte_reader import read_delegate_blob, read_pte
+from trt_edge.inspect.trt_blob import parse_trt_blob
+from trt_edge.manifest import load_manifest_or_raise
+from trt_edge.pipeline.errors import LoweringError
+from trt_edge.pipeline.lower.trt_engine import profile_shapes
+from trt_edge.pipeline.run import BuildOptions, BuildResult, build
+from trt_edge_runner.errors import RunnerError
+from trt_edge_runner.runner import Runner
+
+from tests.inspect.test_trt_blob_upstream import upstream  # noqa: F401  (a fixture)
+from tests.pipeline.conftest import SMALL_MANIFEST, WriteProject, linear_model
+
+pytestmark = pytest.mark.slow
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _example(tmp: Path, name: str) -> Path:
+    shutil.copytree(EXAMPLES / name, tmp / name)
+    return tmp / name / "manifest.yaml"
+
+
+def _build(manifest: Path, tmp: Path, target: str = "x86-rtx", **kw: Any) -> BuildResult:
+    return build(
+        manifest,
+        BuildOptions(
+            out_dir=tmp / "out",
+            cache_dir=tmp / "cache",
+            source_date_epoch=0,
+            backend="tensorrt",
+            target=target,
+            **kw,
+        ),
+    )
+
+
+@pytest.fixture(scope="module")
+def tiny_llm(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildResult]:
+    tmp = tmp_path_factory.mktemp("trt-tiny-llm")
+    manifest = _example(tmp, "tiny_llm")
+    return manifest, _build(manifest, tmp)
+
+
+def _bundle(result: BuildResult) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((result.bundle_dir / "bundle.json").read_text())
+    return doc
+
+
+def test_builder_is_given_the_manifests_profiles_in_order(
+    tiny_llm: tuple[Path, BuildResult],
+) -> None:
+    manifest_path, result = tiny_llm
+    doc = _bundle(result)
+    (delegate,) = doc["delegates"]
+    assert delegate["backend_id"] == "TensorRTBackend"
+    engine = delegate["engine"]
+    assert engine["flavour"] == "tensorrt_rtx" and engine["version"] == "1.7.1.116"
+    # What the builder holds (read back from its IOptimizationProfile objects) is the manifest.
+    assert [p["name"] for p in engine["profiles"]] == ["decode", "prefill"]
+    assert engine["profiles"][0]["shapes"] == {
+        "input_ids": {"min": [1, 1], "opt": [1, 1], "max": [1, 1]}
+    }
+    assert engine["profiles"][1]["shapes"] == {
+        "input_ids": {"min": [1, 2], "opt": [1, 128], "max": [1, 512]}
+    }
+    manifest = load_manifest_or_raise(manifest_path)
+    wanted = profile_shapes(manifest)
+    got = [
+        {n: (tuple(r["min"]), tuple(r["opt"]), tuple(r["max"])) for n, r in p["shapes"].items()}
+        for p in engine["profiles"]
+    ]
+    assert got == wanted
+    assert [t["name"] for t in engine["inputs"]] == ["input_ids", "start_pos", "k_cache", "v_cache"]
+    assert engine["inputs"][0] == {"name": "input_ids", "dtype": "INT64", "shape": [1, -1]}
+    assert [t["name"] for t in engine["outputs"]] == ["output_0", "output_1", "output_2"]
+    assert engine["compute_capabilities"] == ["8.0", "8.6", "8.9", "12.0"]  # catalog x86-rtx
+    # The builder's own memory report: weights once, activations per profile (prefill's larger).
+    assert engine["weights_bytes"] > 0
+    assert len(engine["activation_bytes"]) == 2
+    assert engine["activation_bytes"][1] > engine["activation_bytes"][0]
+    assert doc["target"] == {
+        "arch": "x86_64",
+        "id": "x86-rtx",
+        "kind": "x86",
+        "sm": "8.0,8.6,8.9,12.0",
+        "tensorrt_rtx": "1.7",
+    }
+    signatures = doc["provenance"]["profile_signatures"]
+    assert signatures["signature_source"] == "builder"
+    assert signatures["cross_delegate_check"] == "compared recorded signatures"
+    (timing,) = doc["provenance"]["engine_builds"]
+    assert timing["engine_sha256"] == engine["engine_sha256"] and timing["build_seconds"] > 0
+
+
+def test_the_engine_sits_in_an_upstream_tr01_blob(
+    tiny_llm: tuple[Path, BuildResult],
+    upstream: ModuleType,  # noqa: F811
+) -> None:
+    import hashlib
+
+    _, result = tiny_llm
+    pte = result.bundle_dir / "model.pte"
+    (entry,) = read_pte(pte).delegates
+    data = read_delegate_blob(pte, entry)
+    ours = parse_trt_blob(data)
+    engine, metadata = upstream.deserialize_engine(data)
+    record = _bundle(result)["delegates"][0]["engine"]
+    assert hashlib.sha256(engine).hexdigest() == record["engine_sha256"]
+    assert len(engine) == record["engine_bytes"] == ours.engine_size
+    # Upstream's runtime binds call argument i to input binding i, output j to output j.
+    assert [(b.name, b.is_input) for b in metadata.io_bindings] == [
+        ("input_ids", True),
+        ("start_pos", True),
+        ("k_cache", True),
+        ("v_cache", True),
+        ("output_0", False),
+        ("output_1", False),
+        ("output_2", False),
+    ]
+    assert upstream.serialize_engine(engine, metadata) == bytes(data)
+    # The delegate takes the program's four inputs, and nothing else.
+    assert len(read_pte(pte).method("forward").inputs) == 4
+
+
+def test_validation_says_the_engine_was_built_not_run(tiny_llm: tuple[Path, BuildResult]) -> None:
+    _, result = tiny_llm
+    report = json.loads((result.bundle_dir / "reports" / "validation.json").read_text())
+    assert report["ok"] is True and report["runner_mode"] == "not run"
+    assert report["execution"]["ran"] is False
+    assert "TensorRTBackend" in report["execution"]["reason"]
+    (engine,) = report["engines"]
+    assert engine["checks"] == {
+        "record": True,
+        "profile_count": True,
+        "profiles_as_manifest": True,
+        "inputs_as_manifest": True,
+        "output_count": True,
+        "engine_inside_blob": True,
+    }
+    assert "parity" not in report  # no invented results
+
+
+def test_runner_refuses_a_tensorrt_rtx_bundle_naming_what_is_missing(
+    tiny_llm: tuple[Path, BuildResult],
+) -> None:
+    _, result = tiny_llm
+    with pytest.raises(RunnerError) as info:
+        Runner.open(result.bundle_dir)
+    text = str(info.value)
+    assert "TensorRT-RTX 1.7.1.116 engines (compute capability 8.0, 8.6, 8.9, 12.0)" in text
+    assert "no ExecuTorch runtime backend runs TensorRT-RTX engines" in text
+    assert "libnvinfer" in text
+
+
+def test_target_chooses_the_compute_capabilities(tmp_path: Path) -> None:
+    manifest = _example(tmp_path, "vision")
+    text = manifest.read_text().replace("x86-rtx]", "x86-rtx, x86-rtx-ada]")
+    manifest.write_text(text)
+    result = _build(manifest, tmp_path, target="x86-rtx-ada")
+    doc = _bundle(result)
+    engine = doc["delegates"][0]["engine"]
+    assert engine["compute_capabilities"] == ["8.9"] and doc["target"]["sm"] == "8.9"
+    # The vision model's batch profiles, in order, on its one input.
+    assert [p["shapes"]["image"] for p in engine["profiles"]] == [
+        {"min": [1, 3, 32, 32], "opt": [1, 3, 32, 32], "max": [1, 3, 32, 32]},
+        {"min": [2, 3, 32, 32], "opt": [4, 3, 32, 32], "max": [8, 3, 32, 32]},
+        {"min": [9, 3, 32, 32], "opt": [16, 3, 32, 32], "max": [32, 3, 32, 32]},
+    ]
+    assert engine["outputs"] == [{"name": "output_0", "dtype": "FLOAT", "shape": [-1, 10]}]
+
+
+def _line_of(path: Path, needle: str) -> int:
+    return next(i for i, t in enumerate(path.read_text().splitlines(), 1) if needle in t)
+
+
+def _rtx_manifest(**fields: str) -> str:
+    text = SMALL_MANIFEST.replace("targets: [cpu-x86_64]", "targets: [x86-rtx]")
+    return text.format(
+        **{
+            "name": "small",
+            "entrypoint": "model.py:build",
+            "backend": "tensorrt",
+            "atol": "1.0e-05",
+            **fields,
+        }
+    )
+
+
+def test_an_operator_tensorrt_cannot_convert_is_refused_at_the_model_line(
+    write_project: WriteProject, tmp_path: Path
+) -> None:
+    model = linear_model("return torch.fft.rfft(self.linear(x)).abs()")
+    path = write_project(model, manifest=_rtx_manifest())
+    with pytest.raises(LoweringError) as info:
+        _build(path, tmp_path)
+    text = str(info.value)
+    assert f"{path}:{_line_of(path, 'entrypoint:')}:" in text
+    assert "TensorRT cannot convert the model" in text
+    assert re.search(r"node \S*DFT\S* \(DFT\)", text), text
+
+
+def test_an_operator_the_exporter_cannot_convert_is_refused_with_its_name(
+    write_project: WriteProject, tmp_path: Path
+) -> None:
+    model = linear_model("return torch.cumprod(self.linear(x), -1)")  # decomposes to prims.prod
+    path = write_project(model, manifest=_rtx_manifest())
+    with pytest.raises(LoweringError) as info:
+        _build(path, tmp_path)
+    text = str(info.value)
+    assert f"{path}:{_line_of(path, 'entrypoint:')}:" in text
+    assert "ONNX exporter cannot convert the model" in text
+    assert "(operator prims.prod.default)" in text
+    assert "No ONNX function found" in text
+
+
+def test_reduced_precision_on_a_strongly_typed_flavour_is_refused_at_its_line(
+    write_project: WriteProject, tmp_path: Path
+) -> None:
+    path = write_project(manifest=_rtx_manifest().replace("precision: fp32", "precision: fp16"))
+    with pytest.raises(LoweringError) as info:
+        _build(path, tmp_path)
+    assert f"{path}:{_line_of(path, 'precision:')}:" in str(info.value)
+    assert "strongly typed" in str(info.value)
+
+
+def test_a_program_with_mutable_buffers_is_refused_before_any_engine_is_built(
+    write_project: WriteProject, tmp_path: Path
+) -> None:
+    model = linear_model(
+        "self.seen.add_(1.0)\nreturn self.linear(x) + self.seen",
+        init="self.register_buffer('seen', torch.zeros(3))",
+    )
+    path = write_project(model, manifest=_rtx_manifest())
+    with pytest.raises(LoweringError) as info:
+        _build(path, tmp_path)
+    assert "mutable buffers" in str(info.value) and "seen" in str(info.value)
