@@ -172,12 +172,20 @@ class RichProgress:
 
     def __call__(self, event: BuildEvent) -> None:
         """Draw a build event (`trt_edge.pipeline.events`); other events are not drawn."""
-        from trt_edge.pipeline.events import StageFinished, StageStarted
+        from trt_edge.pipeline.events import EngineProgress, StageFinished, StageStarted
 
         if isinstance(event, StageStarted):
             self.stage_started(event.stage)
         elif isinstance(event, StageFinished):
             self.stage_finished(event.stage, event.seconds, event.cached)
+        elif isinstance(event, EngineProgress):
+            self.engine_progress(event.phase, event.step, event.steps)
+
+    def engine_progress(self, phase: str, step: int, steps: int) -> None:
+        """The TensorRT builder's phase, on the lower stage's line while it builds."""
+        state = "done" if step >= steps else "…"
+        note = f"[dim]TensorRT: {phase} {state}[/dim]"
+        self.progress.update(self._task("lower"), description=self._line("lower", note))
 
     def stage_started(self, stage: str) -> None:
         self.started.add(stage)
