@@ -14,6 +14,7 @@ call recomputing the prefix (docs/tensorrt.md, "The KV cache and TensorRT").
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -30,7 +31,8 @@ class LastLogits(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, position_ids: torch.Tensor) -> torch.Tensor:
         out = self.model(input_ids=input_ids, position_ids=position_ids, use_cache=False)
-        return out.logits[:, -1, :]
+        logits: torch.Tensor = out.logits[:, -1, :]
+        return logits
 
 
 def build_model() -> nn.Module:
@@ -38,6 +40,7 @@ def build_model() -> nn.Module:
 
     if not FOLDER.is_dir():
         raise FileNotFoundError(f"{FOLDER} is missing: run `python write_model.py` first")
-    model = AutoModelForCausalLM.from_pretrained(FOLDER, torch_dtype=torch.float32)
+    model: Any = AutoModelForCausalLM.from_pretrained(FOLDER, torch_dtype=torch.float32)
     model.config.use_cache = False
-    return LastLogits(model.eval()).eval()
+    model.eval()
+    return LastLogits(model).eval()

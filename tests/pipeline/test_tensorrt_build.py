@@ -251,3 +251,21 @@ def test_a_program_with_mutable_buffers_is_refused_before_any_engine_is_built(
     with pytest.raises(LoweringError) as info:
         _build(path, tmp_path)
     assert "mutable buffers" in str(info.value) and "seen" in str(info.value)
+
+
+def test_inspect_shows_the_engine_record_and_engines_needs_a_driver(
+    tiny_llm: tuple[Path, BuildResult], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trt_edge.cli.main import main
+
+    _, result = tiny_llm
+    assert main(["inspect", str(result.bundle_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "engine: tensorrt_rtx 1.7.1.116" in out
+    assert "profile 1 prefill: input_ids min [1, 2] opt [1, 128] max [1, 512]" in out
+    # Reading the engine back needs a CUDA driver: refused, naming the reason and the SMs.
+    code = main(["inspect", str(result.bundle_dir), "--engines"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "could not deserialize the engine" in err and "cudaError 35" in err
+    assert "8.0, 8.6, 8.9, 12.0" in err

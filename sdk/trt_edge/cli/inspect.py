@@ -29,6 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="write each TensorRT delegate's engine bytes and blob metadata into DIR",
     )
+    parser.add_argument(
+        "--engines",
+        action="store_true",
+        help="read each TensorRT engine back with TensorRT (needs a CUDA driver) and compare "
+        "its own profile table and I/O with what bundle.json records",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,9 +65,50 @@ def run(args: argparse.Namespace) -> int:
                 print(f"extracted {len(engines)} TensorRT engine(s) into {args.extract_engines}")
             else:
                 print(f"no TensorRT delegates in {args.path}; nothing extracted")
-    for problem in report.problems:  # the job ran and found problems: a report, exit 1
+    problems = list(report.problems)
+    if args.engines:
+        problems += check_engines(require_path(args.path, "file"))
+    for problem in problems:  # the job ran and found problems: a report, exit 1
         print(f"{args.command_prog}: {problem}", file=sys.stderr)
-    return 0 if report.ok else 1
+    return 0 if report.ok and not problems else 1
+
+
+def check_engines(path: Path) -> list[str]:
+    """Each recorded engine deserialized and compared with its record; one line per engine
+    that agrees, a problem per difference. Raises `EngineReadError` where none can be read."""
+    from trt_edge_runner.bundle_integrity import read_manifest
+
+    from trt_edge.inspect.engine_check import differences, read_engine_table
+    from trt_edge.inspect.pte_reader import read_delegate_blob, read_pte
+    from trt_edge.inspect.trt_blob import engine_view, parse_trt_blob
+
+    if not path.is_dir():
+        raise UsageError(
+            "needs a bundle directory (its bundle.json holds the records)",
+            where=Where(path, option="--engines"),
+        )
+    _, bundle = read_manifest(path)
+    entries = {(e.method, e.index): e for e in read_pte(path / "model.pte").delegates}
+    problems: list[str] = []
+    recorded = [d for d in bundle.delegates if d.engine is not None]
+    for d in recorded:
+        assert d.engine is not None
+        source = f"{path}: delegate {d.method}[{d.index}]"
+        data = read_delegate_blob(path / "model.pte", entries[(d.method, d.index)])
+        engine = bytes(engine_view(data, parse_trt_blob(data, source=source)))
+        table = read_engine_table(engine, d.engine, source)
+        found = differences(d.engine, table)
+        problems += [
+            f"{source}: the engine's own table differs from its record: {f}" for f in found
+        ]
+        if not found:
+            print(
+                f"{source}: the engine read back agrees with its record "
+                f"({len(table.profiles)} profiles)"
+            )
+    if not recorded:
+        print(f"{path}: no TensorRT engine records in bundle.json; nothing to compare")
+    return problems
 
 
 def check_extract_dir(out_dir: str) -> None:

@@ -164,10 +164,13 @@ def bundle_tree(doc: dict[str, Any]) -> Tree:
         for d in doc["delegates"]:
             sig = d.get("profile_signature")
             count = f", {sig.get('count')} profiles" if isinstance(sig, dict) else ""
-            dels.add(
+            node = dels.add(
                 f"{escape(d['method'])}[{d['index']}] {escape(d['backend_id'])} "
                 f"{human_bytes(d['blob_size'])}{count}"
             )
+            engine = d.get("engine")
+            if isinstance(engine, dict):
+                engine_tree(engine, node)
     if doc["provenance"]:
         prov = root.add("provenance")
         for k, v in sorted(doc["provenance"].items()):
@@ -203,6 +206,29 @@ def bundle_tree(doc: dict[str, Any]) -> Tree:
     if doc["pte"] is not None:
         pte_tree(doc["pte"], root.add("model.pte"))
     return root
+
+
+def engine_tree(engine: dict[str, Any], node: Tree) -> None:
+    """One TensorRT engine's record: what built it for which GPUs, its profiles as the
+    builder was given them, and the builder's memory report."""
+    sms = ", ".join(engine["compute_capabilities"]) or "the GPU it was built on"
+    node.add(
+        f"engine: {escape(engine['flavour'])} {escape(engine['version'])}, "
+        f"{human_bytes(engine['engine_bytes'])}, compute capability {sms}, "
+        f"{escape(engine['precision'])}, profiles from the {escape(engine['source'])}"
+    )
+    for p in engine["profiles"]:
+        shapes = "; ".join(
+            f"{escape(n)} min {r['min']} opt {r['opt']} max {r['max']}"
+            for n, r in p["shapes"].items()
+        )
+        node.add(f"profile {p['index']} {escape(p['name'])}: {shapes or 'static'}")
+    weights = engine.get("weights_bytes")
+    activations = ", ".join(human_bytes(a) for a in engine.get("activation_bytes", []))
+    node.add(
+        f"builder memory: weights {human_bytes(weights) if weights is not None else 'not reported'}"
+        f"; activations per profile {activations or 'not reported'}"
+    )
 
 
 def render_tree(doc: dict[str, Any]) -> Tree:
