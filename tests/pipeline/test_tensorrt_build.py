@@ -95,6 +95,9 @@ def test_builder_is_given_the_manifests_profiles_in_order(
     assert engine["weights_bytes"] > 0
     assert len(engine["activation_bytes"]) == 2
     assert engine["activation_bytes"][1] > engine["activation_bytes"][0]
+    # The memory budget counts the engine: its largest profile's activations are planned.
+    assert doc["memory"]["planned_bytes"] >= max(engine["activation_bytes"])
+    assert doc["memory"]["weights_bytes"] >= engine["engine_bytes"]
     assert doc["target"] == {
         "arch": "x86_64",
         "id": "x86-rtx",

@@ -5,19 +5,21 @@
   graph, a TensorRT engine with its weights) and any external `.ptd` file;
 - planned: the method's memory-planned buffers (`non_const_buffer_sizes`), which the
   runtime allocates when it loads the method — activations, and a causal LM's KV cache,
-  which the emitter plans as named mutable buffers (`kv_cache_bytes` is that part);
+  which the emitter plans as named mutable buffers (`kv_cache_bytes` is that part) —
+  plus each TensorRT engine's activation memory as its builder reported it (the largest
+  of its profiles': an execution context holds one profile's at a time);
 - the runner's own (`RUNNER_BYTES`, measured, see below).
 
 Not counted (see docs/memory-budget.md): XNNPACK's packed copies of weights where it
-repacks them, and a TensorRT engine's activation memory, which lives in the engine
-rather than in the program's plan; the headroom is there for such things.
+repacks them, and what TensorRT allocates beyond its report (its CUDA context, the
+runtime's JIT caches on TensorRT-RTX); the headroom is there for such things.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from trt_edge_runner.bundle_format import MODEL_PTE, LlmSection, MemorySection
+from trt_edge_runner.bundle_format import MODEL_PTE, DelegateInfo, LlmSection, MemorySection
 from trt_edge_runner.memory_budget import MIB
 
 # The C++ runner's own peak RSS around a bundle, measured on x86_64 (2026-12-04,
@@ -39,15 +41,24 @@ def weights_bytes(pte: Path, bundle_dir: Path) -> int:
     return info.constant_bytes + info.named_data_bytes + blobs + external
 
 
+def engine_activation_bytes(delegates: tuple[DelegateInfo, ...]) -> int:
+    """The TensorRT engines' activation memory: per engine its largest profile's."""
+    return sum(max(d.engine.activation_bytes, default=0) for d in delegates if d.engine)
+
+
 def bundle_memory(
-    bundle_dir: Path, llm: LlmSection | None, method: str = "forward"
+    bundle_dir: Path,
+    llm: LlmSection | None,
+    method: str = "forward",
+    delegates: tuple[DelegateInfo, ...] = (),
 ) -> MemorySection:
     """The `memory` section of the bundle staged at `bundle_dir` (its `model.pte` loaded
-    with `method`): reads the program's tables only, never its weights."""
+    with `method`, its `delegates` as the build recorded them): reads the program's tables
+    only, never its weights."""
     from trt_edge.inspect.pte_reader import read_mutable_buffers, read_pte
 
     pte = bundle_dir / MODEL_PTE
-    planned = read_pte(pte).method(method).planned_bytes
+    planned = read_pte(pte).method(method).planned_bytes + engine_activation_bytes(delegates)
     kv_cache = 0
     if llm is not None:
         names = set(llm.cache_buffers)

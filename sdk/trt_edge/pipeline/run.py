@@ -478,7 +478,7 @@ class _Build:
         self.delegates = read_delegates(staged / MODEL_PTE, self.manifest)
         llm = self.recipe.llm_section(self.recipe_files, outputs)
         self.memory, self.memory_warnings = _memory(
-            self.manifest, self.options, staged, llm, self.target
+            self.manifest, self.options, staged, llm, self.target, self.delegates
         )
         self.provenance: dict[str, Any] = {
             "manifest_sha256": self.manifest.source_sha256,
@@ -626,13 +626,14 @@ def _memory(
     staged: Path,
     llm: Any,
     target: dict[str, Any],
+    delegates: tuple[DelegateInfo, ...],
 ) -> tuple[Any, tuple[str, ...]]:
     """The bundle's `memory` section and a warning per board of the target that cannot
     hold it (`trt_edge.memory`; logged here, shown again in the build summary)."""
     from trt_edge.memory import bundle_memory, over_budget
     from trt_edge.targets import load_catalog
 
-    memory = bundle_memory(staged, llm)
+    memory = bundle_memory(staged, llm, delegates=delegates)
     headroom = options.memory_headroom_mib
     if headroom is None:
         headroom = manifest.memory_headroom_mib
