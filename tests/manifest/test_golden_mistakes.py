@@ -275,8 +275,8 @@ CASES = [
         "build.targets[0]",
         "unknown target 'jetson-orin-nano' (did you mean 'jetson-orin-nano-jp6'?); known "
         "targets: cpu-x86_64, cpu-aarch64, jetson-orin-nano-jp6, jetson-orin-nx-jp6, "
-        "jetson-agx-orin-jp6, jetson-thor-jp7, x86-ampere, x86-ada, x86-hopper, x86-blackwell, x86-rtx, x86-rtx-turing, x86-rtx-ampere, "
-        "x86-rtx-ada, x86-rtx-blackwell",
+        "jetson-agx-orin-jp6, jetson-thor-jp7, x86-ampere, x86-ada, x86-hopper, x86-blackwell, "
+        "x86-rtx, x86-rtx-turing, x86-rtx-ampere, x86-rtx-ada, x86-rtx-blackwell",
         stage="compatibility",
     ),
     Case(
