@@ -115,10 +115,18 @@ class DelegateInfo:
     profile_signature: dict[str, Any] | None = None
     engine: EngineRecord | None = None
 
-    @property
-    def runs_on(self) -> str | None:
-        """The TensorRT flavour this delegate's engine needs (None: not a recorded engine)."""
-        return self.engine.flavour if self.engine is not None else None
+    def to_dict(self) -> dict[str, Any]:
+        """The delegate as bundle.json lists it (and the validation report repeats it)."""
+        doc: dict[str, Any] = {
+            "backend_id": self.backend_id,
+            "method": self.method,
+            "index": self.index,
+            "blob_size": self.blob_size,
+            "profile_signature": self.profile_signature,
+        }
+        if self.engine is not None:
+            doc["engine"] = self.engine.to_dict()
+        return doc
 
 
 @dataclass(frozen=True)
@@ -495,17 +503,7 @@ class BundleManifest:
             ],
             "runtime": {"policy": self.runtime.policy, "phases": dict(self.runtime.phases)},
             "files": {k: {"sha256": v.sha256, "size": v.size} for k, v in self.files.items()},
-            "delegates": [
-                {
-                    "backend_id": d.backend_id,
-                    "method": d.method,
-                    "index": d.index,
-                    "blob_size": d.blob_size,
-                    "profile_signature": d.profile_signature,
-                    **({"engine": d.engine.to_dict()} if d.engine is not None else {}),
-                }
-                for d in self.delegates
-            ],
+            "delegates": [d.to_dict() for d in self.delegates],
             "provenance": self.provenance,
         }
 

@@ -7,6 +7,7 @@ here would be a Python traceback in front of a user who mistyped a manifest.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,8 @@ def _check(text: str) -> None:
         path.write_text(text, encoding="utf-8", errors="surrogatepass")
         (Path(tmp) / "model.py").write_text("def build_model(): ...\n")
         result = load_manifest(path)
-        n_lines = max(1, text.count("\n") + 1)
+        # Lines as YAML counts them: \r, \r\n, NEL and the Unicode separators break lines too.
+        n_lines = max(1, len(re.split("\r\n|[\r\n\x85\u2028\u2029]", text)))
         for d in result.diagnostics:
             assert d.severity in ("error", "warning")
             assert 1 <= d.line <= n_lines + 1 and d.col >= 1, str(d)

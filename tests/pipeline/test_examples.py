@@ -51,7 +51,7 @@ def test_bundle_records_target_backend_and_provenance(
     assert "model.py" in prov["model_source_files"]
     assert prov["packages"]["executorch"] == "1.5.1"
     assert prov["source_date_epoch"] == 1_780_000_000
-    assert "torch_tensorrt is not installed" in prov["backend_reason"]
+    assert prov["backend_reason"] == "auto: target cpu-x86_64 runs on the CPU: xnnpack"
 
 
 def test_tiny_llm_profiles_policy_and_outputs(tiny_llm_bundle: Path) -> None:

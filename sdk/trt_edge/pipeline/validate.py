@@ -13,7 +13,6 @@ paths): it is hashed into bundle.json.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -213,7 +212,7 @@ def validation_report(
         "tolerance": {"atol": manifest.atol, "rtol": manifest.rtol},
         "runner_mode": runner.mode,
         **sections,
-        "delegates": [dataclasses.asdict(d) for d in delegates],  # as in bundle.json
+        "delegates": [d.to_dict() for d in delegates],  # as in bundle.json
         "profile_signature_check": signature_check_summary(delegates),
         "ok": not failures,
         "failures": failures,

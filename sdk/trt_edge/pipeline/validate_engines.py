@@ -76,23 +76,12 @@ def validate_engine_records(
         "execution": {"ran": False, "reason": reason},
         "files_verified": files_ok,
         "engines": engines,
-        "delegates": [_delegate_doc(d) for d in delegates],
+        "delegates": [d.to_dict() for d in delegates],  # as in bundle.json
         "profile_signature_check": signature_check_summary(delegates),
         "ok": not failures,
         "failures": failures,
     }
     return ValidationReport(doc)
-
-
-def _delegate_doc(d: DelegateInfo) -> dict[str, Any]:
-    return {
-        "backend_id": d.backend_id,
-        "method": d.method,
-        "index": d.index,
-        "blob_size": d.blob_size,
-        "profile_signature": d.profile_signature,
-        "engine": d.engine.to_dict() if d.engine is not None else None,
-    }
 
 
 def _check_engine(
