@@ -1,5 +1,5 @@
 // Fused attention over a sequence-major KV cache: trt-edge-run's own kernel for the operator a
-// bundle built with `attention: fused` calls, `llama::custom_sdpa.out` (docs/llm.md, "Attention").
+// bundle built with `attention: fused` calls, `llama::custom_sdpa.out` (docs/fused-attention.md).
 //
 // Why the runner carries it: ExecuTorch's C++ SDK (the wheel's lib/) ships the XNNPACK, portable,
 // optimized and quantized kernels but not its LLM custom ops; the Python runtime takes them from

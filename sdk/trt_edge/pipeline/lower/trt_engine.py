@@ -80,7 +80,9 @@ def build_engine(
     trt = flavour.load()
     logger = _capturing_logger(trt)
     builder = trt.Builder(logger)
-    network = builder.create_network(_network_flags(trt, flavour))
+    # No creation flags: TensorRT-RTX networks are strongly typed by default, and regular
+    # TensorRT stays weakly typed so that _set_precision's builder flags apply.
+    network = builder.create_network(0)
     parser = trt.OnnxParser(network, logger)
     if not parser.parse(onnx.data):
         raise _parse_failure(parser, manifest)
@@ -118,13 +120,6 @@ def build_engine(
         source="builder",
     )
     return BuiltEngine(engine, record, round(seconds, 3))
-
-
-def _network_flags(trt: Any, flavour: Flavour) -> int:
-    """Regular TensorRT builds strongly typed only on request (then precision flags are
-    refused); TensorRT-RTX networks are strongly typed always (the flag is its default)."""
-    del trt, flavour
-    return 0
 
 
 def _set_precision(trt: Any, config: Any, flavour: Flavour, manifest: ResolvedManifest) -> None:
