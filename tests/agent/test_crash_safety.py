@@ -164,7 +164,8 @@ def test_sigkill_inside_every_step_at_measured_moments(
 ) -> None:
     """One install and one rollback are timed step by step; then a new install (rollback) is
     killed halfway through each step — half the measured time after the step before it
-    reported (mid-extraction, mid-smoke-run, mid-write), whatever this machine's speed."""
+    reported (mid-extraction, mid-smoke-run, mid-write), whatever this machine's speed. A kill
+    that lands past its step is tried again a quarter, then none, of that time in."""
     device.run("install", str(agent_bundles.v1), check=True)
     versions = Versions(agent_bundles, tmp_path)
     version, tar = versions.new()
@@ -175,18 +176,24 @@ def test_sigkill_inside_every_step_at_measured_moments(
     active = assert_whole(device, {version}, "timed install")
     landed: list[str] = []
     for before, step, half in _gaps(timed.events):
-        version, tar = versions.new()
-        agent = spawn(device, "install", str(tar))
-        assert agent.read_until(before), f"install never reached {before}"
-        time.sleep(half)
-        agent.kill()
-        reached = agent.seen()
-        landed.append(f"{step}:{'inside' if reached[-1] == before else 'after'}")
-        allowed = {version} if "switched" in reached else {active, version}
-        active = assert_whole(device, allowed, f"install killed inside {step} ({reached})")
+        # A step's time varies from run to run on a loaded machine: a kill that lands after
+        # the step is tried again, sooner, so the aim does not hang on one measurement.
+        for delay in (half, half / 4, 0.0):
+            version, tar = versions.new()
+            agent = spawn(device, "install", str(tar))
+            assert agent.read_until(before), f"install never reached {before}"
+            time.sleep(delay)
+            agent.kill()
+            reached = agent.seen()
+            inside = reached[-1] == before
+            allowed = {version} if "switched" in reached else {active, version}
+            active = assert_whole(device, allowed, f"install killed inside {step} ({reached})")
+            if inside:
+                break
+        landed.append(f"{step}:{'inside' if inside else 'after'}")
     # Most kills must land inside the step they aim at, or the test proves little.
-    inside = [x for x in landed if x.endswith(":inside")]
-    assert len(inside) >= len(landed) // 2, landed
+    hits = [x for x in landed if x.endswith(":inside")]
+    assert len(hits) >= len(landed) // 2, landed
 
     version, tar = versions.new()
     device.run("install", str(tar), check=True)
