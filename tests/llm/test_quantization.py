@@ -173,8 +173,10 @@ def test_the_scheme_enters_the_export_lower_and_validate_keys(
 ) -> None:
     import hashlib
 
-    from trt_edge.pipeline.events import Emitter
-    from trt_edge.pipeline.run import BuildOptions, _Build
+    from trt_edge.pipeline.chain import load_stage, plan_stage
+    from trt_edge.pipeline.context import BuildContext
+    from trt_edge.pipeline.keys import validate_key
+    from trt_edge.pipeline.run import BuildOptions
 
     source = mini_project(ARCH)
     variants = {
@@ -188,9 +190,10 @@ def test_the_scheme_enters_the_export_lower_and_validate_keys(
     pte = hashlib.sha256(b"same program").hexdigest()  # the validate key takes the .pte's hash
     keys = {}
     for name, manifest in variants.items():
-        job = _Build(manifest, BuildOptions(out_dir=tmp_path, cache_dir=tmp_path), Emitter(()))
-        export = job.export_key()
-        keys[name] = (export, job.lower_key(export), job.validate_key(pte))
+        context = BuildContext.start(BuildOptions(out_dir=tmp_path, cache_dir=tmp_path))
+        planned = plan_stage(load_stage(manifest, context), context)
+        validate = validate_key(planned.loaded, pte, {})
+        keys[name] = (planned.export_key, planned.lower_key, validate)
     for stage in range(3):
         assert len({k[stage] for k in keys.values()}) == len(keys), stage
 

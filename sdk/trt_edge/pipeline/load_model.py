@@ -6,7 +6,7 @@ only when `export` or `validate` needs it.
 Three sources of a plain model: `file.py:fn` (a file next to the manifest),
 `package.module:fn` (importable), or a saved torch.export program (`.pt2`). A Hugging
 Face folder (`model.huggingface`) is hashed and loaded by its recipe
-(`trt_edge.pipeline.recipes.CausalLmRecipe`, `trt_edge.llm.loading`). Hashing and loading are
+(`trt_edge.llm.recipe.CausalLmRecipe`, `trt_edge.llm.loading`). Hashing and loading are
 separate on purpose: the cache key needs the source hash, and a fully cached
 rebuild must not pay for importing torch or running the user's code.
 """

@@ -4,12 +4,16 @@ A recipe answers, for its kind of model, the questions the stages would otherwis
 answer with branches: what names the model in the export cache key and which
 packages enter it, how to load and export it, which files the bundle gains (and
 the `bundle.json` sections they make), what enters the validate key and what
-validation runs. `recipe_for(manifest)` picks the first registered recipe that
-claims the manifest; the plain `torch.nn.Module`/`.pt2` model is the default
-(as ExecuTorch's export recipes and optimum-executorch's registry map a model kind
-to its export steps). A recipe also carries its *steps* — transformations of the
-eager model before export, such as a quantization scheme (`RecipeStep`) — so the
-next recipe or step plugs in here, not inside `trt_edge.pipeline.run`.
+validation runs (`Recipe`, the protocol `trt_edge.pipeline.chain` calls). A recipe also
+carries its *steps* — transformations of the eager model before export, such as a
+quantization scheme (`RecipeStep`) — so the next recipe or step plugs in here, not
+inside the stages.
+
+The plain `torch.nn.Module`/`.pt2` model (`PlainRecipe`) is built in. Other kinds live in
+their own packages and register under the model source's kind in the entry-point group
+`trt_edge.recipes` (sdk/pyproject.toml: `huggingface` is `trt_edge.llm.recipe`), as
+optimum-executorch's registry maps a model kind to its export recipe: this package never
+imports them, and one is imported only when a manifest of its kind is built.
 
 Light at import (no torch): `trt-edge validate` never reaches it, but the build's
 `load` stage does, before anything is known to be slow.
@@ -17,20 +21,24 @@ Light at import (no torch): `trt-edge validate` never reaches it, but the build'
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
+import importlib.metadata
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
+
+from trt_edge_runner.bundle_format import DelegateInfo, LlmSection, TensorSpec
 
 from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.pipeline.errors import BadInputError
+from trt_edge.pipeline.export import check_exported_domain, export_program
+from trt_edge.pipeline.load_model import LoadedModel, SourceDigest, load_model, source_digest
+from trt_edge.pipeline.lower import LoweringRecipe
+from trt_edge.pipeline.plan import ExportPlan
+from trt_edge.pipeline.quantize import quantize_step, tensorrt_precision_step
+from trt_edge.pipeline.validate import ValidationReport, validate_bundle
 
-if TYPE_CHECKING:
-    from trt_edge_runner.bundle_format import DelegateInfo, LlmSection, TensorSpec
-
-    from trt_edge.pipeline.load_model import LoadedModel, SourceDigest
-    from trt_edge.pipeline.lower import LoweringRecipe
-    from trt_edge.pipeline.plan import ExportPlan
-    from trt_edge.pipeline.validate import ValidationReport
+ENTRY_POINTS = "trt_edge.recipes"
 
 
 class RecipeStep(Protocol):
@@ -51,13 +59,37 @@ class RecipeStep(Protocol):
         ...
 
 
-def code_digest(root: Path) -> str:
-    """Hash of the Python sources under `root` (a recipe's own code enters its keys)."""
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+class Recipe(Protocol):
+    """What the stages ask of a kind of model (`trt_edge.pipeline.chain`). `PlainRecipe` is
+    the reference; a recipe that only changes some answers subclasses it."""
+
+    name: str
+    # Whether validation runs the model the export loaded (else it is let go of after
+    # export: two copies of the weights must not be alive while the bundle runs).
+    validates_loaded_model: bool
+
+    def source_digest(self) -> SourceDigest: ...
+    def packages(self) -> tuple[str, ...]: ...
+    def model_key(self) -> Any: ...
+    def steps_key(self) -> list[Any]: ...
+    def validate_key(self, source_sha256: str, files: dict[str, bytes]) -> dict[str, Any]: ...
+    def load(self) -> LoadedModel: ...
+    def export(self, plan: ExportPlan, loaded: LoadedModel) -> Any: ...
+    def lowering(self, backend: str) -> LoweringRecipe | None: ...
+    def files(self, module: Any) -> dict[str, bytes]: ...
+    def bundle_files(self, files: dict[str, bytes]) -> dict[str, bytes]: ...
+    def llm_section(
+        self, files: dict[str, bytes], outputs: tuple[TensorSpec, ...]
+    ) -> LlmSection | None: ...
+    def record(self) -> dict[str, Any]: ...
+    def validate(
+        self,
+        staged: Path,
+        plan: ExportPlan,
+        backend: str,
+        delegates: tuple[DelegateInfo, ...],
+        loaded: Callable[[], LoadedModel],
+    ) -> ValidationReport: ...
 
 
 class PlainRecipe:
@@ -72,15 +104,9 @@ class PlainRecipe:
         self.manifest = manifest
         self.steps = steps
 
-    @staticmethod
-    def claims(manifest: ResolvedManifest) -> bool:
-        return True
-
     # -- cache keys -------------------------------------------------------------------
     def source_digest(self) -> SourceDigest:
         """The model source's hash, without importing it (the `load` stage; cache hits)."""
-        from trt_edge.pipeline.load_model import source_digest
-
         return source_digest(self.manifest)
 
     def packages(self) -> tuple[str, ...]:
@@ -102,18 +128,12 @@ class PlainRecipe:
 
     # -- export -------------------------------------------------------------------------
     def load(self) -> LoadedModel:
-        from trt_edge.pipeline.load_model import load_model
-
         return load_model(self.manifest)
 
     def export(self, plan: ExportPlan, loaded: LoadedModel) -> Any:
         """The ExportedProgram of the loaded model, after the recipe's steps."""
-        from trt_edge.pipeline.export import check_exported_domain, export_program
-
         if loaded.exported is not None:
             if self.steps:
-                from trt_edge.pipeline.errors import BadInputError
-
                 raise BadInputError(
                     f"{self.manifest.where('build', 'quantize')}: a saved .pt2 cannot be "
                     "quantized by the build",
@@ -167,10 +187,6 @@ class PlainRecipe:
         delegates: tuple[DelegateInfo, ...],
         loaded: Callable[[], LoadedModel],
     ) -> ValidationReport:
-        import dataclasses
-
-        from trt_edge.pipeline.validate import validate_bundle
-
         label = self.quantization_label()
         if label is None:
             return validate_bundle(staged, self.manifest, plan, loaded().module, backend, delegates)
@@ -181,133 +197,38 @@ class PlainRecipe:
         return validate_bundle(staged, manifest, plan, self.load().module, backend, delegates)
 
 
-class CausalLmRecipe(PlainRecipe):
-    """A Hugging Face causal LM (`model.huggingface`): a static-KV-cache wrapper exported
-    over `seq` (`trt_edge.llm`), the tokenizer and the `llm` section in the bundle, and
-    validation against the folder run by transformers (parity, state, generation)."""
-
-    name = "huggingface-causal-lm"
-    validates_loaded_model = False  # the reference is the folder, loaded by transformers
-    PACKAGES = ("transformers", "tokenizers", "safetensors")
-
-    @staticmethod
-    def claims(manifest: ResolvedManifest) -> bool:
-        return manifest.huggingface is not None
-
-    def packages(self) -> tuple[str, ...]:
-        return self.PACKAGES
-
-    def source_digest(self) -> SourceDigest:
-        from trt_edge.llm.loading import folder_digest
-
-        return folder_digest(self.manifest)
-
-    def code(self) -> str:
-        """Hash of `trt_edge.llm` (the wrapper, rewrites, passes, validation)."""
-        return code_digest(Path(__file__).resolve().parent.parent / "llm")
-
-    def model_key(self) -> Any:
-        source = self.manifest.huggingface
-        assert source is not None
-        return {
-            "huggingface": source.architecture,
-            "max_cache_len": source.max_cache_len,
-            # `all` and `fused` export the same inputs: only this tells their programs apart.
-            "attention": source.attention,
-            "recipe": self.code(),
-        }
-
-    def validate_key(self, source_sha256: str, files: dict[str, bytes]) -> dict[str, Any]:
-        # The eager reference is the folder itself, run by transformers with the
-        # recipe's checks; the tokenizer file is part of what is validated.
-        from trt_edge.pipeline.bundle import package_versions
-
-        return {
-            **super().validate_key(source_sha256, files),
-            "source": source_sha256,
-            "recipe": self.code(),
-            "recipe_files": {n: hashlib.sha256(d).hexdigest() for n, d in sorted(files.items())},
-            "packages": package_versions(self.PACKAGES),
-        }
-
-    def load(self) -> LoadedModel:
-        from trt_edge.llm.loading import load_for_export
-        from trt_edge.pipeline.load_model import LoadedModel
-
-        return LoadedModel(module=load_for_export(self.manifest), exported=None)
-
-    def export(self, plan: ExportPlan, loaded: LoadedModel) -> Any:
-        from trt_edge.llm.export import export_causal_lm
-
-        return export_causal_lm(self.manifest, plan, self.transformed(loaded.module))
-
-    def lowering(self, backend: str) -> LoweringRecipe | None:
-        from trt_edge.llm.lowering import causal_lm_recipe, refuse_fused_on
-
-        source = self.manifest.huggingface
-        assert source is not None
-        refuse_fused_on(backend, source.attention, self.manifest.source_path)
-        return causal_lm_recipe(backend)
-
-    def files(self, module: Any) -> dict[str, bytes]:
-        from trt_edge.llm.section import recipe_files
-
-        return recipe_files(self.manifest, module)
-
-    def bundle_files(self, files: dict[str, bytes]) -> dict[str, bytes]:
-        from trt_edge.llm.section import bundle_files
-
-        return bundle_files(files)
-
-    def llm_section(
-        self, files: dict[str, bytes], outputs: tuple[TensorSpec, ...]
-    ) -> LlmSection | None:
-        from trt_edge.llm.section import llm_section
-
-        return llm_section(files, "forward", outputs)
-
-    def validate(
-        self,
-        staged: Path,
-        plan: ExportPlan,
-        backend: str,
-        delegates: tuple[DelegateInfo, ...],
-        loaded: Callable[[], LoadedModel],
-    ) -> ValidationReport:
-        from trt_edge.llm.validation import validate_causal_lm
-
-        return validate_causal_lm(staged, self.manifest, plan, backend, delegates)
-
-
-Recipe = PlainRecipe
-# Tried in order; the last one claims every manifest.
-RECIPES: tuple[type[PlainRecipe], ...] = (CausalLmRecipe, PlainRecipe)
 # Steps made from the manifest, in the order they transform the model.
 StepFactory = Callable[[ResolvedManifest, str], "RecipeStep | None"]
+STEP_FACTORIES: list[StepFactory] = [quantize_step, tensorrt_precision_step]
 
 
-def _quantize_step(manifest: ResolvedManifest, backend: str) -> RecipeStep | None:
-    from trt_edge.pipeline.quantize import quantize_step
-
-    return quantize_step(manifest, backend)
-
-
-def _tensorrt_precision_step(manifest: ResolvedManifest, backend: str) -> RecipeStep | None:
-    from trt_edge.pipeline.quantize import tensorrt_precision_step
-
-    step: RecipeStep | None = tensorrt_precision_step(manifest, backend)
-    return step
+def model_kind(manifest: ResolvedManifest) -> str:
+    """The kind of model source the manifest names: the key of its recipe."""
+    return "huggingface" if manifest.huggingface is not None else "module"
 
 
-STEP_FACTORIES: list[StepFactory] = [_quantize_step, _tensorrt_precision_step]
+def recipe_class(
+    kind: str, where: str
+) -> Callable[[ResolvedManifest, tuple[RecipeStep, ...]], Recipe]:
+    """The recipe registered for `kind` (`module` is built in; the others are entry points
+    of the group `trt_edge.recipes`, imported only now)."""
+    if kind == "module":
+        return PlainRecipe
+    found = importlib.metadata.entry_points(group=ENTRY_POINTS, name=kind)
+    if not found:
+        raise BadInputError(
+            f"{where}: no recipe for a {kind} model is installed "
+            f"(entry point {ENTRY_POINTS}:{kind})",
+            hint="reinstall trt-edge (`pip install -e sdk`, or `make setup` in a checkout)",
+        )
+    factory: Callable[[ResolvedManifest, tuple[RecipeStep, ...]], Recipe] = next(iter(found)).load()
+    return factory
 
 
-def recipe_for(manifest: ResolvedManifest, backend: str) -> PlainRecipe:
+def recipe_for(manifest: ResolvedManifest, backend: str) -> Recipe:
     """The recipe that builds `manifest` for `backend`, with the steps the manifest asks."""
     steps = tuple(
         step for factory in STEP_FACTORIES if (step := factory(manifest, backend)) is not None
     )
-    for cls in RECIPES:
-        if cls.claims(manifest):
-            return cls(manifest, steps)
-    raise AssertionError("PlainRecipe claims every manifest")
+    kind = model_kind(manifest)
+    return recipe_class(kind, manifest.where("model", kind))(manifest, steps)

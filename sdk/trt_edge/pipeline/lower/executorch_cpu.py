@@ -22,7 +22,7 @@ from typing import Any
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import LoweringError
-from trt_edge.pipeline.lower import Lowered, LoweringRecipe, require_fp32
+from trt_edge.pipeline.lower.backend import LoweredProgram, LoweringRecipe, require_fp32
 from trt_edge.pipeline.lower.shared_constants import shared_constants, tag_delegate_constants
 from trt_edge.pipeline.peak_memory import release_memory
 from trt_edge.pipeline.plan import ExportPlan
@@ -222,14 +222,14 @@ class ExecuTorchCpuBackend:
         manifest: ResolvedManifest,
         plan: ExportPlan,
         recipe: LoweringRecipe | None = None,
-    ) -> Lowered:
+    ) -> LoweredProgram:
         require_fp32(manifest, self.name)
         if manifest.quantize is not None:
             recipe = _with_quant_fusion(recipe)
         if self.name == "xnnpack" and shared_constants(program):
             recipe = _with_one_copy_of_constants(recipe)
         pte, data = lower_files(program, self._partitioners(), self.name, recipe)
-        return Lowered(self.name, pte, data)
+        return LoweredProgram(self.name, pte, data)
 
 
 def _with_one_copy_of_constants(recipe: LoweringRecipe | None) -> LoweringRecipe:

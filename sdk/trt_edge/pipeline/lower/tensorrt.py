@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from trt_edge.manifest.resolved import ResolvedManifest
-from trt_edge.pipeline.lower import EngineBuild, Lowered, LoweringRecipe, Progress
+from trt_edge.pipeline.lower.backend import EngineBuild, LoweredProgram, LoweringRecipe, Progress
 from trt_edge.pipeline.lower.trt_engine import build_engine
 from trt_edge.pipeline.lower.trt_flavour import Flavour
 from trt_edge.pipeline.lower.trt_onnx import to_onnx
@@ -60,7 +60,7 @@ class TensorRTBackend:
         manifest: ResolvedManifest,
         plan: ExportPlan,
         recipe: LoweringRecipe | None = None,
-    ) -> Lowered:
+    ) -> LoweredProgram:
         """`recipe` (ExecuTorch edge passes for CPU kernels) does not apply: the engine is
         built from the program as exported."""
         from trt_edge.pipeline.lower import trt_delegate  # imports executorch
@@ -68,7 +68,7 @@ class TensorRTBackend:
         onnx = to_onnx(program, manifest, plan)
         built = build_engine(onnx, manifest, self.flavour, self.compute_capabilities, self.progress)
         pte = trt_delegate.wrap(program, built.engine, built.record)
-        return Lowered(
+        return LoweredProgram(
             self.name,
             pte,
             engines=(EngineBuild(built.record.engine_sha256, built.build_seconds),),

@@ -23,7 +23,7 @@ from trt_edge_runner.bundle_format import EngineIO, EngineProfile, EngineRecord
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import LoweringError
-from trt_edge.pipeline.lower import Progress
+from trt_edge.pipeline.lower.backend import Progress
 from trt_edge.pipeline.lower.trt_flavour import Flavour
 from trt_edge.pipeline.lower.trt_onnx import OnnxModel, model_line
 
