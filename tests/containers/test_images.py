@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import pytest
 from trt_edge import __version__
 from trt_edge.containers import catalog
-from trt_edge.containers.images import ImageRef, build_image, list_images
+from trt_edge.containers.images import ImageRef, build_image
+from trt_edge.containers.listing import list_images
 from trt_edge.containers.lockfile import parse_lock
 
 if TYPE_CHECKING:
@@ -295,7 +296,7 @@ def test_prune_removes_stale_images_only(
     docker_client: DockerClient, runtime_image_ref: ImageRef, tmp_path: Path
 ) -> None:
     from trt_edge.containers.base_image import load_recipe
-    from trt_edge.containers.images import prune_stale
+    from trt_edge.containers.listing import prune_stale
 
     (tmp_path / "Dockerfile").write_text(
         f"FROM {load_recipe().tag}\n"

@@ -155,7 +155,8 @@ def test_the_derived_image_is_reused_and_holds_no_wheels(
     assert installed["transformers"] == "5.23.0"
     # Neither the derived image nor any step of its build passes for the cpu builder, and
     # the stage that held the wheels is gone.
-    from trt_edge.containers.images import find_current, list_images
+    from trt_edge.containers.images import find_current
+    from trt_edge.containers.listing import list_images
     from trt_edge.containers.requirements_image import LABEL_STAGE_OF, content_key
 
     current = find_current(docker_client, "cpu")

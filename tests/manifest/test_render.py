@@ -5,8 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from trt_edge.diagnostics.render import print_diagnostics, render_plain
-from trt_edge.manifest.diagnostics import Diagnostic
+from trt_edge.manifest.diagnostics import Diagnostic, print_diagnostics, render_plain
 
 
 def test_caret_sits_under_the_column(tmp_path: Path) -> None:

@@ -108,7 +108,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from trt_edge.containers.images import list_images
+    from trt_edge.containers.listing import list_images
 
     rows = list_images()
     if args.json:
@@ -170,7 +170,7 @@ def _dockerfile(args: argparse.Namespace) -> int:
 
 
 def _prune(args: argparse.Namespace) -> int:
-    from trt_edge.containers.images import prune_stale
+    from trt_edge.containers.listing import prune_stale
 
     removed = prune_stale()
     for tag in removed:

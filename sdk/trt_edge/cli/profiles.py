@@ -54,8 +54,8 @@ def table(manifest: Any) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge.diagnostics.render import print_diagnostics
     from trt_edge.manifest.analysis import format_box, gaps, overlaps
+    from trt_edge.manifest.diagnostics import print_diagnostics
     from trt_edge.manifest.drawing import draw_symbol
 
     result = load_readable(args.manifest)

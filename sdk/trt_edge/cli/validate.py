@@ -72,7 +72,7 @@ def memory_report(manifest: Any) -> dict[str, Any] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge.diagnostics.render import print_diagnostics
+    from trt_edge.manifest.diagnostics import print_diagnostics
 
     result = load_readable(args.manifest)
     code = 0 if result.ok else 1

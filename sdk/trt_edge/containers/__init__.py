@@ -12,7 +12,7 @@ must stay instant, so the SDK is imported inside the functions that talk to the 
 - `runner_tarball`: the device runner tarball device images carry (made fresh, digested, unpacked).
 - `context`: the build context handed to the engine (Dockerfile, lock, wheels, sources, runner,
   CA certs).
-- `images`: `build_image`, `list_images`, `find_current`.
+- `images`: `build_image`, `find_current`; `listing`: `list_images`, `prune_stale`.
 - `builder_choice`: which builder image a build runs in, decided by the backend that will run.
 - `requirements_lock`: the lock of a manifest's `model.requirements` for one builder image
   (`trt-edge lock`), and the check that refuses a missing or stale one.

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from trt_edge.containers import catalog, wheelhouse
 from trt_edge.containers.context import link_or_copy
+from trt_edge.containers.images import DockerBuild, get_image, stream_build
 from trt_edge.containers.requirements_lock import RequirementsLock, lock_command
 
 if TYPE_CHECKING:
@@ -84,8 +85,6 @@ def ensure_requirements_image(
 ) -> RequirementsImage | None:
     """The image of `builder_image` (a docker `Image`; `builder_ref` its tag, `builder` its
     images/ name) with `lock` installed, built unless present; None for a lock without pins."""
-    from trt_edge.containers.images import get_image
-
     if not lock.entries:
         return None
     started = time.monotonic()
@@ -128,8 +127,6 @@ def _build(
     manifest_path: Path,
     progress: Progress,
 ) -> str:
-    from trt_edge.containers.images import DockerBuild, stream_build
-
     spec = catalog.load_spec(builder)
     wheels = wheelhouse.prepare(
         lock.pins, spec.pip, progress=progress, regenerate=lock_command(manifest_path, builder)

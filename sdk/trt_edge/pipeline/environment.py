@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.utils import canonicalize_name
 from trt_edge_runner.bundle_format import canonical_json
 
-from trt_edge.containers.lockfile import normalize_name
 from trt_edge.pipeline.errors import BadInputError
 
 ENVIRONMENT_ENV = "TRT_EDGE_BUILD_ENVIRONMENT"
@@ -74,7 +74,7 @@ def installed_distributions() -> dict[str, str]:
     for dist in importlib.metadata.distributions():
         name = dist.metadata["Name"]
         if name:
-            found.setdefault(normalize_name(str(name)), str(dist.version))
+            found.setdefault(canonicalize_name(str(name)), str(dist.version))
     return found
 
 
