@@ -37,6 +37,7 @@ from trt_edge.memory import bundle_memory, over_budget
 from trt_edge.pipeline.bundle import (
     StagedBundle,
     bundle_dir_name,
+    file_entries,
     make_bundle_manifest,
     package_versions,
     write_bundle_json,
@@ -52,7 +53,7 @@ from trt_edge.pipeline.errors import (
 )
 from trt_edge.pipeline.events import BackendChosen, BuildWarning
 from trt_edge.pipeline.export import output_specs
-from trt_edge.pipeline.keys import export_key, lower_key, validate_key
+from trt_edge.pipeline.keys import export_key, io_doc, lower_key, validate_key
 from trt_edge.pipeline.lower import EngineBuild, LoweredProgram, choose_backend
 from trt_edge.pipeline.plan import make_plan
 from trt_edge.pipeline.recipes import recipe_for
@@ -106,6 +107,8 @@ def load_stage(manifest_path: Path, context: BuildContext) -> Loaded:
         packages=package_versions(choice.backend.packages() + recipe.packages()),
         source_date=date,
         source_date_from=date_from,
+        bundle_name=bundle_dir_name(manifest),
+        io=io_doc(manifest),
     )
     announce(loaded, context)
     return loaded
@@ -259,8 +262,7 @@ def recipe_entries(hit: dict[str, bytes]) -> dict[str, bytes]:
 def bundle_stage(lowered: Lowered, context: BuildContext) -> Staged:
     """The program, its data, the recipe's files and bundle.json, in a staging directory
     beside the final path (`StagedBundle`; discarded unless committed)."""
-    manifest = lowered.planned.loaded.manifest
-    bundle = StagedBundle(context.options.out_dir, bundle_dir_name(manifest))
+    bundle = StagedBundle(context.options.out_dir, lowered.planned.loaded.bundle_name)
     try:
         with context.timer.stage(BUNDLE):
             staged = _write_staged(bundle, lowered, context)
@@ -288,27 +290,36 @@ def _write_staged(bundle: StagedBundle, lowered: Lowered, context: BuildContext)
     warnings = tuple(over_budget(memory, loaded.target, headroom))
     for warning in warnings:
         log.warning("memory_over_budget", detail=warning)
+    document = make_bundle_manifest(
+        loaded.manifest,
+        bundle_dir=bundle.path,
+        backend=loaded.backend,
+        target=loaded.fingerprint,
+        outputs=lowered.outputs,
+        delegates=delegates,
+        provenance=provenance(loaded, delegates, program.engines),
+        llm=llm,
+        quantization=recipe.record().get("quantization"),
+    )
     staged = Staged(
         planned=lowered.planned,
         bundle=bundle,
         pte_sha256=hashlib.sha256(program.pte).hexdigest(),
         outputs=lowered.outputs,
         delegates=delegates,
-        llm=llm,
-        memory=memory,
         memory_warnings=warnings,
-        provenance=provenance(loaded, delegates, program.engines),
+        document=dataclasses.replace(document, memory=memory),
         recipe_files=lowered.recipe_files,
         model=lowered.model,
     )
-    write_bundle_json(bundle.path, document(staged, context))
+    write_bundle_json(bundle.path, sealed(staged, context))
     return staged
 
 
 def provenance(
     loaded: Loaded, delegates: tuple[DelegateInfo, ...], engines: tuple[EngineBuild, ...]
 ) -> dict[str, Any]:
-    """bundle.json's `provenance` (`stages` is joined at each write: `document`)."""
+    """bundle.json's `provenance` (`stages` is joined at each write: `sealed`)."""
     doc: dict[str, Any] = {
         "manifest_sha256": loaded.manifest.source_sha256,
         "model_source_sha256": loaded.digest.sha256,
@@ -331,21 +342,13 @@ def provenance(
     return doc
 
 
-def document(staged: Staged, context: BuildContext) -> BundleManifest:
-    """bundle.json as it stands (validate joins `provenance.stages` at commit)."""
-    loaded = staged.loaded
-    doc = make_bundle_manifest(
-        loaded.manifest,
-        bundle_dir=staged.path,
-        backend=loaded.backend,
-        target=loaded.fingerprint,
-        outputs=staged.outputs,
-        delegates=staged.delegates,
-        provenance={**staged.provenance, "stages": context.stage_provenance()},
-        llm=staged.llm,
-        quantization=loaded.recipe.record().get("quantization"),
-    )
-    return dataclasses.replace(doc, memory=staged.memory)
+def sealed(staged: Staged, context: BuildContext) -> BundleManifest:
+    """bundle.json with the files the staged directory holds and `provenance.stages` as they
+    stand (commit adds the validation report and validate's stage)."""
+    document = staged.document
+    provenance = {**document.provenance, "stages": context.stage_provenance()}
+    files = file_entries(staged.path)
+    return dataclasses.replace(document, files=files, provenance=provenance)
 
 
 # -- validate -----------------------------------------------------------------------------
@@ -375,7 +378,7 @@ def validate_stage(staged: Staged, context: BuildContext) -> Validated:
 
     report = context.cached(VALIDATE, key, validate, _encode_report, _decode_report)
     if not report.ok:
-        raise refusal(report, loaded.manifest, context.options.out_dir)
+        raise refusal(report, loaded, context.options.out_dir)
     return Validated(staged, report)
 
 
@@ -387,21 +390,20 @@ def _decode_report(hit: dict[str, bytes]) -> ValidationReport:
     return ValidationReport(json.loads(hit["validation.json"]))
 
 
-def refusal(
-    report: ValidationReport, manifest: ResolvedManifest, out_dir: Path
-) -> ValidationFailedError:
-    failed = failed_report(out_dir, manifest)
+def refusal(report: ValidationReport, loaded: Loaded, out_dir: Path) -> ValidationFailedError:
+    """The error of a failed validation, its report written beside the (unchanged) bundle."""
+    failed = failed_report(out_dir, loaded.bundle_name)
     write_atomic(failed, canonical_json(report.doc))
     return ValidationFailedError(
-        f"{manifest.source_path}: validation failed; the previous bundle (if any) is "
+        f"{loaded.manifest.source_path}: validation failed; the previous bundle (if any) is "
         f"unchanged. Report: {failed}\n  " + "\n  ".join(report.failures),
         report_path=str(failed),
     )
 
 
-def failed_report(out_dir: Path, manifest: ResolvedManifest) -> Path:
+def failed_report(out_dir: Path, bundle_name: str) -> Path:
     """Where a failed validation leaves its report: beside the bundle, never inside it."""
-    return out_dir / f"{bundle_dir_name(manifest)}.validation-failed.json"
+    return out_dir / f"{bundle_name}.validation-failed.json"
 
 
 # -- commit -------------------------------------------------------------------------------
@@ -410,8 +412,8 @@ def commit_stage(validated: Validated, context: BuildContext) -> Path:
     staged = validated.staged
     with context.timer.stage(COMMIT):
         write_file(staged.path / VALIDATION_REPORT, canonical_json(validated.report.doc))
-        write_bundle_json(staged.path, document(staged, context))
+        write_bundle_json(staged.path, sealed(staged, context))
         bundle_dir = staged.bundle.commit()
         # A report of an earlier failed attempt no longer describes this bundle.
-        failed_report(context.options.out_dir, staged.loaded.manifest).unlink(missing_ok=True)
+        failed_report(context.options.out_dir, staged.loaded.bundle_name).unlink(missing_ok=True)
     return bundle_dir

@@ -41,7 +41,7 @@ def export_key(loaded: Loaded) -> str:
         model=recipe.model_key(),
         steps=recipe.steps_key(),
         source=loaded.digest.sha256,
-        io=io_doc(loaded.manifest),
+        io=loaded.io,
         packages=loaded.packages,
         requirements=loaded.requirements,
         environment=loaded.environment.id,
@@ -66,7 +66,7 @@ def validate_key(loaded: Loaded, pte_sha256: str, recipe_files: dict[str, bytes]
     return cache_key(
         stage=VALIDATE.name,
         pte=pte_sha256,
-        io=io_doc(manifest),
+        io=loaded.io,
         tolerance=[manifest.atol, manifest.rtol],
         runtime={"policy": manifest.runtime.policy, "phases": dict(manifest.runtime.phases)},
         code=stage_code_digest(VALIDATE_ENTRIES),

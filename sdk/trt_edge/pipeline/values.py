@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trt_edge_runner.bundle_format import DelegateInfo, LlmSection, MemorySection, TensorSpec
+from trt_edge_runner.bundle_format import BundleManifest, DelegateInfo, TensorSpec
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.bundle import StagedBundle
@@ -45,6 +45,8 @@ class Loaded:
     packages: dict[str, str | None]  # None: not installed
     source_date: int
     source_date_from: str
+    bundle_name: str  # `<name>-<version>`: the bundle's directory under the output folder
+    io: dict[str, Any]  # the inputs and profiles, as they enter the export and validate keys
 
     @property
     def backend(self) -> str:
@@ -96,10 +98,8 @@ class Staged:
     pte_sha256: str
     outputs: tuple[TensorSpec, ...]
     delegates: tuple[DelegateInfo, ...]
-    llm: LlmSection | None
-    memory: MemorySection
     memory_warnings: tuple[str, ...]  # boards of the target that cannot hold the bundle
-    provenance: dict[str, Any]
+    document: BundleManifest  # bundle.json as written here; commit adds the stages' provenance
     recipe_files: dict[str, bytes]
     model: LoadedModel | None
 
