@@ -182,7 +182,7 @@ def test_sigkill_inside_every_step_at_measured_moments(
             version, tar = versions.new()
             agent = spawn(device, "install", str(tar))
             assert agent.read_until(before), f"install never reached {before}"
-            time.sleep(delay)
+            time.sleep(delay)  # not a poll: the aim, a moment inside the step, then the kill
             agent.kill()
             reached = agent.seen()
             inside = reached[-1] == before
@@ -205,7 +205,7 @@ def test_sigkill_inside_every_step_at_measured_moments(
     for before, step, half in _gaps(timed.events):
         agent = spawn(device, "rollback")
         assert agent.read_until(before), f"rollback never reached {before}"
-        time.sleep(half)
+        time.sleep(half)  # not a poll: halfway into the step, then the kill
         agent.kill()
         assert_whole(device, pair, f"rollback killed inside {step} ({agent.seen()})")
     print("install kills:", ", ".join(landed))

@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,8 @@ from trt_edge.cli.main import SHELL as HOST
 from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.device_cli import SHELL as DEVICE
 from trt_edge_runner.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
+
+from tests.helpers.waits import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_LLM = ROOT / "examples" / "tiny_llm" / "manifest.yaml"
@@ -266,6 +267,12 @@ def _blocked_on_a_lock(pid: int) -> bool:
     return False
 
 
+def _still_blocking(process: subprocess.Popen[str]) -> bool:
+    """Whether `process` waits for a file lock; an exit meanwhile fails the test at once."""
+    assert process.poll() is None, f"exited {process.returncode}: {process.communicate()}"
+    return _blocked_on_a_lock(process.pid)
+
+
 def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
     """SIGINT while `trt-edge-device status` waits for the agent's lock, which this test
     holds: the program is inside the command for sure (not still starting Python), in
@@ -287,10 +294,7 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
             text=True,
         )
         try:
-            deadline = time.monotonic() + 120
-            while not _blocked_on_a_lock(process.pid):
-                assert process.poll() is None and time.monotonic() < deadline
-                time.sleep(0.05)
+            wait_until(lambda: _still_blocking(process), "the program waiting for the lock")
             process.send_signal(signal.SIGINT)
             out, err = process.communicate(timeout=60)
         finally:

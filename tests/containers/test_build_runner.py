@@ -15,7 +15,6 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +37,7 @@ from trt_edge.containers.lockfile import parse_lock
 from trt_edge.pipeline.run import BuildOptions, build
 
 from tests.containers.builds import container_build, container_build_command, local_build, quiet
+from tests.helpers.waits import TIMEOUT_S
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -201,13 +201,22 @@ def test_build_over_a_limit_is_stopped_naming_the_limit_and_leaves_nothing(
     assert_nothing_left(docker_client, tmp_path / "out")
 
 
-def wait_for(predicate: Callable[[], bool], seconds: float = 120.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError("condition not reached")
+def wait_for_our_container_start(client: DockerClient, out_dir: Path, since: float) -> None:
+    """Until a build container of `out_dir` starts: Docker's event stream, replayed from
+    `since` (a start before the call is not missed) and closed by the engine 180 s on."""
+    events = client.events(
+        since=int(since),
+        until=int(since + TIMEOUT_S),
+        decode=True,
+        filters={"type": "container", "event": "start", "label": CONTAINER_LABEL},
+    )
+    try:
+        for event in events:  # other tests' builds start too: ours are those mounting out_dir
+            if any(c.id == event["Actor"]["ID"] for c in ours(client, out_dir)):
+                return
+    finally:
+        events.close()
+    raise AssertionError(f"no build container of {out_dir} started within {TIMEOUT_S:g} s")
 
 
 def test_killed_build_leaves_nothing(
@@ -222,9 +231,10 @@ def test_killed_build_leaves_nothing(
         except BaseException as err:  # recorded for the main thread
             outcome["error"] = err
 
+    since = time.time()
     worker = threading.Thread(target=run)
     worker.start()
-    wait_for(lambda: any(c.status == "running" for c in ours(docker_client, out)))
+    wait_for_our_container_start(docker_client, out, since)
     for container in ours(docker_client, out):
         container.kill()
     worker.join(120)
@@ -239,6 +249,7 @@ def test_sigterm_to_the_cli_removes_the_container_and_leaves_no_bundle(
     manifest: Path, cpu_image: str, docker_client: DockerClient, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
+    since = time.time()
     process = subprocess.Popen(
         container_build_command(manifest, tmp_path, cpu_image),
         stdout=subprocess.PIPE,
@@ -246,7 +257,7 @@ def test_sigterm_to_the_cli_removes_the_container_and_leaves_no_bundle(
         text=True,
     )
     try:
-        wait_for(lambda: any(c.status == "running" for c in ours(docker_client, out)))
+        wait_for_our_container_start(docker_client, out, since)
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=120)
     finally:

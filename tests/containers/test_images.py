@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +15,8 @@ from trt_edge.containers import catalog
 from trt_edge.containers.images import ImageRef, build_image
 from trt_edge.containers.listing import list_images
 from trt_edge.containers.lockfile import parse_lock
+
+from tests.helpers.waits import read_until
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -232,11 +233,10 @@ def test_ssh_into_a_runtime_container_runs_the_device_cli(
             f"root@{address}",
             "trt-edge-device --help && trt-edge-run --help",
         ]
-        for _attempt in range(30):  # sshd starts within a second or two
-            done = subprocess.run(ssh, capture_output=True, text=True, check=False)
-            if done.returncode != 255:
-                break
-            time.sleep(0.5)
+        # `sshd -D -e` says when it listens; the stream ends if the container exits first.
+        log = (chunk.decode() for chunk in container.logs(stream=True, follow=True))
+        read_until(log, "Server listening", "sshd in the container")
+        done = subprocess.run(ssh, capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
         assert "usage: trt-edge-device" in done.stdout.lower()
         assert "usage: trt-edge-run" in done.stdout  # on the PATH ssh sessions get

@@ -15,7 +15,6 @@ import io
 import secrets
 import subprocess
 import tarfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +25,7 @@ import pytest
 
 from tests.helpers.bundles import eager
 from tests.helpers.fixtures_bundles import Bundles
+from tests.helpers.waits import wait_until
 
 if TYPE_CHECKING:
     import torch
@@ -50,20 +50,23 @@ def put_files(container: Any, folder: str, files: dict[str, bytes]) -> None:
     assert container.put_archive(folder, buffer.getvalue())
 
 
-def wait_until(container: Any, what: str, check: Callable[[], bool]) -> None:
-    """Poll `check` until it holds; fail with the container's log if it exits or times out."""
-    deadline = time.monotonic() + TIMEOUT_S
-    while time.monotonic() < deadline:
+def wait_for(container: Any, what: str, check: Callable[[], bool]) -> None:
+    """Until `check` holds (an HTTP probe, which no event replaces); fail with the container's
+    log if it exits first or the generous TIMEOUT_S passes."""
+
+    def look() -> bool:
         container.reload()
         if container.status == "exited":
             pytest.fail(f"the container exited before {what}:\n{container.logs().decode()}")
-        try:
-            if check():
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"no {what} within {TIMEOUT_S} s:\n{container.logs().decode()}")
+        return check()
+
+    wait_until(
+        look,
+        what,
+        timeout_s=TIMEOUT_S,
+        ignoring=(httpx.HTTPError,),
+        context=lambda: container.logs().decode(),
+    )
 
 
 def published_url(container: Any) -> str:
@@ -104,15 +107,15 @@ def ssh_install(container: Any, key: Path, tar: str) -> subprocess.CompletedProc
     address = container.attrs["NetworkSettings"]["IPAddress"]
     ssh = ["ssh", "-i", str(key), "-o", "StrictHostKeyChecking=no", "-o", "BatchMode=yes"]
     ssh += ["-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=5", f"root@{address}"]
-    done = subprocess.CompletedProcess[str](ssh, 255, "", "")
-    for _attempt in range(30):  # sshd starts beside the service within a second or two
-        done = subprocess.run(
+    # sshd starts beside the service, detached, its log gone: until it answers, ssh exits 255.
+    return wait_until(
+        lambda: subprocess.run(
             [*ssh, f"trt-edge-device install {tar}"], capture_output=True, text=True, check=False
-        )
-        if done.returncode != 255:
-            break
-        time.sleep(0.5)
-    return done
+        ),
+        "sshd in the container answering",
+        until=lambda done: done.returncode != 255,
+        timeout_s=TIMEOUT_S,
+    )
 
 
 def infer(url: str, api_key: str | None) -> httpx.Response:
@@ -141,7 +144,7 @@ def test_the_default_command_serves_the_active_slot_to_the_host(
 ) -> None:
     container, api_key, ssh_key = service_container
     url = published_url(container)
-    wait_until(container, "/v2/health/live", lambda: status(f"{url}/v2/health/live") == 200)
+    wait_for(container, "/v2/health/live", lambda: status(f"{url}/v2/health/live") == 200)
     assert status(f"{url}/v2/health/ready") == 503  # nothing installed yet
 
     # A fleet's install, over SSH, while the service runs: it follows the active slot.
@@ -150,12 +153,12 @@ def test_the_default_command_serves_the_active_slot_to_the_host(
     put_files(container, "/var/tmp", {"v1.tar": agent_bundles.v1.read_bytes()})
     done = ssh_install(container, ssh_key, "/var/tmp/v1.tar")
     assert done.returncode == 0, done.stdout + done.stderr
-    wait_until(container, "/v2/health/ready", lambda: status(f"{url}/v2/health/ready") == 200)
+    wait_for(container, "/v2/health/ready", lambda: status(f"{url}/v2/health/ready") == 200)
 
     expected = eager(tiny_model, np.array(IDS, dtype=np.int64), np.array(SCALE, np.float32))
     np.testing.assert_allclose(hidden(infer(url, api_key)), expected, rtol=1e-5, atol=1e-5)
     assert infer(url, None).status_code == 401  # bound off loopback: the key is required
-    wait_until(container, "a healthy HEALTHCHECK", lambda: health(container) == "healthy")
+    wait_for(container, "a healthy HEALTHCHECK", lambda: health(container) == "healthy")
 
     # A reboot: a graceful stop, then the installed slot is served from the start.
     container.stop(timeout=30)
@@ -163,7 +166,7 @@ def test_the_default_command_serves_the_active_slot_to_the_host(
     assert container.attrs["State"]["ExitCode"] == 0, container.logs().decode()[-3000:]
     container.start()
     url = published_url(container)
-    wait_until(container, "ready after a restart", lambda: status(f"{url}/v2/health/ready") == 200)
+    wait_for(container, "ready after a restart", lambda: status(f"{url}/v2/health/ready") == 200)
     np.testing.assert_allclose(hidden(infer(url, api_key)), expected, rtol=1e-5, atol=1e-5)
 
 

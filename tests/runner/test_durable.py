@@ -95,7 +95,7 @@ def test_a_killed_writer_leaves_the_old_file_whole(tmp_path: Path) -> None:
         def chunks():
             yield b'{{"new": '
             print("mid-write", flush=True)
-            time.sleep(600)
+            time.sleep(600)  # not a poll: the write held open until the test kills it
             yield b"true}}"
 
         write_atomic_chunks({str(target)!r}, chunks())

@@ -8,13 +8,15 @@ from tests/llm/conftest.py). `Served` knows its process, so tests can find the e
 
 from __future__ import annotations
 
+import array
+import fcntl
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
-import time
+import termios
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.helpers.waits import wait_until
 from tests.llm.conftest import llm_root, mini_bundle, mini_project
 
 __all__ = ["llm_root", "mini_bundle", "mini_project"]  # fixtures used here, defined there
@@ -73,18 +76,22 @@ class Served:
     def log_text(self) -> str:
         return self.log.read_text(errors="replace")
 
+    def probe(self, path: str, url: str | None = None, **options: Any) -> int:
+        """The HTTP status `path` answers (at `url`, default the service's); fails the test at
+        once when the service has exited."""
+        if self.process.poll() is not None:
+            pytest.fail(f"the service exited {self.process.returncode}:\n{self.log_text()}")
+        return httpx.get(f"{url or self.url}{path}", timeout=5, **options).status_code
+
     def wait_ready(self, timeout_s: float = READY_TIMEOUT_S) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(f"the service exited {self.process.returncode}:\n{self.log_text()}")
-            try:
-                if httpx.get(f"{self.url}/v2/health/ready", timeout=5).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        pytest.fail(f"the service was not ready within {timeout_s} s:\n{self.log_text()}")
+        wait_until(
+            lambda: self.probe("/v2/health/ready"),
+            "the service ready (/v2/health/ready 200)",
+            until=lambda status: status == 200,
+            timeout_s=timeout_s,
+            ignoring=(httpx.HTTPError,),
+            context=self.log_text,
+        )
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -94,6 +101,18 @@ class Served:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def unread_input(pid: int) -> int:
+    """Bytes written to process `pid`'s stdin pipe that it has not read yet (FIONREAD on
+    the pipe, reached through /proc; nothing is consumed)."""
+    fd = os.open(f"/proc/{pid}/fd/0", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        count = array.array("i", [0])
+        fcntl.ioctl(fd, termios.FIONREAD, count)
+        return count[0]
+    finally:
+        os.close(fd)
 
 
 def start_service(

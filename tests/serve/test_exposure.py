@@ -11,12 +11,12 @@ import os
 import ssl
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.helpers.waits import wait_until
 from tests.serve.conftest import Served, start_service
 
 
@@ -58,16 +58,14 @@ def self_signed(work: Path) -> tuple[Path, Path]:
 
 def wait_live(served: Served, scheme: str = "http", verify: bool | ssl.SSLContext = True) -> str:
     url = served.url.replace("http://", f"{scheme}://")
-    for _ in range(300):
-        if served.process.poll() is not None:
-            pytest.fail(f"the service exited:\n{served.log_text()}")
-        try:
-            if httpx.get(f"{url}/v2/health/live", timeout=5, verify=verify).status_code == 200:
-                return url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    pytest.fail(f"the service did not come up:\n{served.log_text()}")
+    wait_until(
+        lambda: served.probe("/v2/health/live", url, verify=verify),
+        f"the service live at {url}",
+        until=lambda status: status == 200,
+        ignoring=(httpx.HTTPError,),
+        context=served.log_text,
+    )
+    return url
 
 
 def test_an_api_key_guards_every_route_but_the_probes(tmp_path: Path, trt_edge_run: Path) -> None:

@@ -11,7 +11,6 @@ import dataclasses
 import json
 import shutil
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from trt_edge_runner.agent.store import DeviceStore
 
 from tests.agent.device import Device
 from tests.helpers.bundles import pack, resign
+from tests.helpers.waits import wait_for_exits, wait_for_line, wait_until
 from tests.serve.conftest import Served, metric, start_service
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm-gemma3")]
@@ -104,13 +104,13 @@ def serving(url: str) -> str:
     return str(response.json()["data"][0]["id"])
 
 
-def wait_for_model(served: Served, name: str, timeout_s: float = 180.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if serving(served.url) == name:
-            return
-        time.sleep(0.2)
-    pytest.fail(f"the service did not switch to {name}:\n{served.log_text()}")
+def wait_for_model(served: Served, name: str) -> None:
+    wait_until(
+        lambda: serving(served.url),
+        f"the service switching to {name}",
+        until=lambda served_name: served_name == name,
+        context=served.log_text,
+    )
 
 
 def test_install_and_rollback_swap_without_dropping_a_request(
@@ -127,21 +127,30 @@ def test_install_and_rollback_swap_without_dropping_a_request(
         answers: list[Answer] = []
         failures: list[BaseException] = []
         stop = threading.Event()
+        threads_count = 4
+        lock = threading.Lock()
+        new_answers = threading.Semaphore(0)  # one release per answer of the new model
 
         def stream_until_stopped() -> None:
             while not stop.is_set():
                 try:
-                    answers.append(streamed(client))
+                    answer = streamed(client)
                 except BaseException as exc:
                     failures.append(exc)
+                    continue
+                with lock:
+                    answers.append(answer)
+                if answer.model == "mini-qwen3":
+                    new_answers.release()
 
-        threads = [threading.Thread(target=stream_until_stopped) for _ in range(4)]
+        threads = [threading.Thread(target=stream_until_stopped) for _ in range(threads_count)]
         for thread in threads:
             thread.start()
         try:
             agent.run("install", str(new_tar), check=True)
             wait_for_model(served, "mini-qwen3")
-            time.sleep(1.0)  # a few requests on the new model too
+            for _ in range(threads_count):  # a few requests on the new model too
+                assert new_answers.acquire(timeout=120), "no answers from the new model"
         finally:
             stop.set()
             for thread in threads:
@@ -162,13 +171,11 @@ def test_install_and_rollback_swap_without_dropping_a_request(
             metric(text, "trt_edge_bundle_info", name="mini-gemma3", version="0.1.0", slot="A") == 0
         )
 
+        replaced = served.engines()  # the rollback loads gemma3 beside these, then drains them
         agent.run("rollback", check=True)
         wait_for_model(served, "mini-gemma3")
         assert greedy(client) == before
-        for _ in range(100):  # the drained engine exits
-            if len(served.engines()) == 1:
-                break
-            time.sleep(0.1)
+        wait_for_exits(replaced, "the drained engine")
         assert len(served.engines()) == 1
 
         # A slot that does not load (its program damaged after install) keeps the old
@@ -180,10 +187,7 @@ def test_install_and_rollback_swap_without_dropping_a_request(
         model.write_bytes(bytes(data))
         state = store.load()
         store.save(dataclasses.replace(state, active="B", previous="A"))
-        deadline = time.monotonic() + 120
-        while "slot B did not load" not in served.log_text() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert "slot B did not load" in served.log_text()
+        wait_for_line(served.log, "slot B did not load")
         assert serving(served.url) == "mini-gemma3"
         assert greedy(client) == before
     finally:
@@ -224,7 +228,8 @@ def test_a_swap_that_does_not_fit_beside_is_done_in_place(
         while not stop.is_set():
             with contextlib.suppress(OSError):  # a child exited while /proc was read
                 most_engines = max(most_engines, len(served.engines()))
-            time.sleep(0.01)
+            # Not a wait: a sample of /proc every 10 ms until stopped (an invariant watched).
+            stop.wait(0.01)
 
     counter = threading.Thread(target=count_engines)
     try:
@@ -248,9 +253,7 @@ def test_a_swap_that_does_not_fit_beside_is_done_in_place(
         data[len(data) // 2] ^= 0xFF
         model.write_bytes(bytes(data))
         store.save(dataclasses.replace(store.load(), active="B", previous="A"))
-        deadline = time.monotonic() + 120
-        while "from slot A again" not in served.log_text() and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_for_line(served.log, "from slot A again")
         assert "slot B did not load" in served.log_text(), served.log_text()
         served.wait_ready()
         assert greedy(client) == before
@@ -296,10 +299,7 @@ def test_a_slot_made_active_again_loads_after_an_in_place_swap_lost_both(
             data[len(data) // 2] ^= 0xFF
             _replace_atomically(model, bytes(data))
         store.save(dataclasses.replace(store.load(), active="B", previous="A"))
-        deadline = time.monotonic() + 120
-        while "and A neither" not in served.log_text() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert "and A neither" in served.log_text(), served.log_text()
+        wait_for_line(served.log, "and A neither")
         assert httpx.get(f"{served.url}/v2/health/ready", timeout=30).status_code != 200
 
         # A repaired and made active again: the service loads it.

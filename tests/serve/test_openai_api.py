@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,9 @@ import httpx
 import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
+from trt_edge_runner.serve.metrics import OUTCOMES
 
+from tests.helpers.waits import wait_until
 from tests.serve.conftest import Served, bundle_doc, metric
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm-gemma3")]
@@ -222,19 +223,21 @@ def test_a_client_that_goes_away_is_counted_cancelled(served: Served, bundle: Pa
     ):
         assert response.status_code == 200
         next(response.iter_lines())  # the first token arrived; now hang up
-    after = ""
-    done = 0.0
-    for _ in range(100):
-        after = httpx.get(f"{served.url}/metrics").text
-        labels = {"endpoint": "/v1/completions"}
-        done = sum(
+    labels = {"endpoint": "/v1/completions"}
+
+    def ended(after: str, outcomes: tuple[str, ...] = OUTCOMES) -> float:
+        return sum(
             metric(after, "trt_edge_requests_total", **labels, outcome=o)
             - metric(before, "trt_edge_requests_total", **labels, outcome=o)
-            for o in ("ok", "cancelled")
+            for o in outcomes
         )
-        if done:
-            break
-        time.sleep(0.1)
+
+    after = wait_until(
+        lambda: httpx.get(f"{served.url}/metrics").text,
+        "the hung-up request counted",
+        until=lambda text: ended(text) > 0,
+    )
+    done = ended(after, ("ok", "cancelled"))
     # The mini may finish 40 tokens before the hang-up reaches the service: ok or cancelled,
     # never an error; and the service goes on serving.
     assert done == 1

@@ -21,11 +21,18 @@ async def hold(scheduler: Scheduler, release: asyncio.Event, order: list[int], n
 def test_requests_past_the_queue_get_503_with_retry_after() -> None:
     async def scenario() -> tuple[list[int], ApiError, list[int]]:
         depths: list[int] = []
-        scheduler = Scheduler(max_queue=2, timeout_s=30, on_depth=depths.append)
+        full = asyncio.Event()
+
+        def on_depth(depth: int) -> None:
+            depths.append(depth)
+            if scheduler.active == 3 and depth == 2:  # one runs, two wait
+                full.set()
+
+        scheduler = Scheduler(max_queue=2, timeout_s=30, on_depth=on_depth)
         release = asyncio.Event()
         order: list[int] = []
         tasks = [asyncio.create_task(hold(scheduler, release, order, n)) for n in range(3)]
-        await asyncio.sleep(0.05)  # one runs, two wait
+        await asyncio.wait_for(full.wait(), 10)
         with pytest.raises(ApiError) as caught:
             async with scheduler.turn(scheduler.deadline()):
                 pass
@@ -43,10 +50,15 @@ def test_requests_past_the_queue_get_503_with_retry_after() -> None:
 
 def test_a_deadline_passed_in_the_queue_is_a_504_and_frees_the_place() -> None:
     async def scenario() -> tuple[ApiError, int]:
-        scheduler = Scheduler(max_queue=4, timeout_s=0.1)
+        held = asyncio.Event()
+        scheduler = Scheduler(
+            max_queue=4,
+            timeout_s=0.1,
+            on_depth=lambda depth: held.set() if scheduler.active == 1 and depth == 0 else None,
+        )  # `held`: the one request holds the engine (admitted, not waiting)
         release = asyncio.Event()
         holder = asyncio.create_task(hold(scheduler, release, [], 0))
-        await asyncio.sleep(0.01)
+        await asyncio.wait_for(held.wait(), 10)
         with pytest.raises(ApiError) as caught:
             async with scheduler.turn(time.monotonic() + 0.05):
                 pass

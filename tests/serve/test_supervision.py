@@ -16,7 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.serve.conftest import Served, bundle_doc, metric
+from tests.helpers.waits import wait_until
+from tests.serve.conftest import Served, bundle_doc, metric, unread_input
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm-gemma3")]
 
@@ -42,7 +43,8 @@ def test_a_killed_engine_fails_the_request_in_flight_and_is_restarted(
         pending = pool.submit(
             httpx.post, f"{served.url}/v1/completions", json=body(bundle, stream=True), timeout=60
         )
-        time.sleep(0.5)
+        # In flight: the service has written it to the stopped engine's input.
+        wait_until(lambda: unread_input(engine), "the request written to the stopped engine")
         os.kill(engine, signal.SIGKILL)
         response = pending.result()
     assert response.status_code == 502, response.text
@@ -103,8 +105,12 @@ def test_a_bounded_load_gets_answers_or_deliberate_503s_and_leaks_nothing(
     assert set(statuses) <= {200, 503}, statuses
     assert statuses.count(200) > 0
     assert all(value is not None and value.isdigit() for value in retry_after)
-    time.sleep(0.5)
+    # The clients are done; the service closes their sockets (a leak never would).
+    wait_until(
+        served.open_fds,
+        "the service's fds back down",
+        until=lambda fds: fds <= fds_before + 2,  # sockets in TIME_WAIT are not fds
+    )
     assert len(served.engines()) == 1
-    assert served.open_fds() <= fds_before + 2  # sockets in TIME_WAIT closing are not fds
     text = httpx.get(f"{served.url}/metrics").text
     assert metric(text, "trt_edge_queue_depth") == 0
