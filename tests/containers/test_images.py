@@ -106,10 +106,10 @@ def test_runtime_image_runs_a_bundle_like_the_host_runner(
     x86_64_runner_tarball: Path,
     tmp_path: Path,
 ) -> None:
-    from trt_edge.containers.runner_tarball import unpack
+    from trt_edge.containers.runner_tarball import check, unpack
 
     host = tmp_path / "host-runner"
-    unpack(x86_64_runner_tarball, host)
+    unpack(check(x86_64_runner_tarball, "x86_64"), host)
     for phase in ("decode", "prefill"):
         (tmp_path / phase / "host").mkdir(parents=True)
         (tmp_path / phase / "image").mkdir()

@@ -9,8 +9,12 @@ Every step before `switch` writes only staging and the inactive slot, so a crash
 there leaves the previous model active and runnable; `switch` is the commit
 point; `link` (the `current` symlink) is redone by `recover()` if it was missed.
 Steps are named (`STEPS`, and `ROLLBACK_STEPS` for rollback) so operators can read
-where an operation stopped. The archive is extracted and verified in staging before
-the inactive slot is released, so a bad archive changes nothing else at all.
+where an operation stopped. Each step is a function over one transaction value
+(`_Install`, `_Rollback`), listed in order in `_INSTALL` / `_ROLLBACK`, which
+the constants are read from; one loop (`_run_steps`) runs them and reports each,
+so a step cannot run unreported or be reported under another name. The archive is
+extracted and verified in staging before the inactive slot is released, so a bad
+archive changes nothing else at all.
 Callables in `STEP_OBSERVERS` are called with each step's name as it completes;
 nothing is registered in the shipped CLI. The crash-safety test registers one
 from its own driver script to stop the agent there and SIGKILL it.
@@ -22,17 +26,19 @@ import hashlib
 import os
 import shutil
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from trt_edge_runner.agent.errors import AgentError, InstallRefused, NothingInstalled
 from trt_edge_runner.agent.facts import fingerprint_mismatches
 from trt_edge_runner.agent.memory_check import MemoryCheck
 from trt_edge_runner.agent.smoke import PhaseEngine, PhaseTiming, run_every_phase
 from trt_edge_runner.agent.store import AgentState, DeviceStore, Event, Floor, SlotInfo
-from trt_edge_runner.agent.tarball import open_bundle_tar
-from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG
+from trt_edge_runner.agent.tarball import BundleTar, open_bundle_tar
+from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG, BundleManifest
 from trt_edge_runner.bundle_integrity import BundleProblemsError, refuse, verify_directory
 from trt_edge_runner.errors import RunnerError
 from trt_edge_runner.signature import (
@@ -45,20 +51,6 @@ from trt_edge_runner.signature import (
 from trt_edge_runner.trust import load_trust_store, now_utc
 from trt_edge_runner.versions import Version, VersionError, parse_version
 
-STEPS: tuple[str, ...] = (
-    "recovered",
-    "verified",
-    "fingerprint_checked",
-    "version_checked",
-    "extracted",
-    "slot_released",
-    "slot_filled",
-    "smoke_tested",
-    "switched",
-    "linked",
-)
-# The steps of `rollback`, reported to the same observers.
-ROLLBACK_STEPS: tuple[str, ...] = ("recovered", "checked", "switched", "linked")
 # Called with each step name as it completes (in-process observers, e.g. a test harness).
 STEP_OBSERVERS: list[Callable[[str], None]] = []
 
@@ -133,6 +125,237 @@ def check_floor(
     )
 
 
+_T = TypeVar("_T")
+_Tx = TypeVar("_Tx", bound="_Transaction")
+
+
+@dataclass(kw_only=True)
+class _Transaction:
+    """What every agent transaction holds: its store, the state it found and the one it commits.
+
+    Mutable on purpose: each step records what it found or made for the steps after it,
+    and the fields say which step sets them.
+    """
+
+    store: DeviceStore
+    recovered: list[str] = field(default_factory=list)  # "recovered": what recover() cleaned up
+    state: AgentState | None = None  # "recovered": the state found
+    new_state: AgentState | None = None  # "switched": the state committed
+
+
+def _have(value: _T | None) -> _T:
+    """`value`, set by an earlier step: a step run before the one it needs is a bug."""
+    if value is None:
+        raise AssertionError("a transaction step ran before the step that sets its input")
+    return value
+
+
+def _run_steps(steps: Sequence[tuple[str, Callable[[_Tx], None]]], tx: _Tx) -> _Tx:
+    """Run `steps` in order over `tx`, telling the observers each one's name as it completes.
+
+    The one place steps are reported: a step cannot run unreported, or be reported
+    under another step's name.
+    """
+    for name, step in steps:
+        step(tx)
+        pause_point(name)
+    return tx
+
+
+def _recover(tx: _Transaction) -> None:
+    """Finish or undo what an interrupted operation left (`DeviceStore.recover`), then read the
+    state the operation starts from."""
+    tx.recovered = tx.store.recover()
+    tx.state = tx.store.load()
+
+
+def _link(tx: _Transaction) -> None:
+    """Point `current` at the committed slot; `recover()` redoes it if a crash came first."""
+    tx.store.link_current(_have(tx.new_state))
+
+
+@dataclass(kw_only=True)
+class _Install(_Transaction):
+    """One install: `install_bundle`'s arguments, and what each step leaves for the next."""
+
+    tar_path: Path
+    keys_dir: Path
+    facts: dict[str, str | None]
+    smoke_runs: int
+    smoke: bool
+    engine: PhaseEngine | None
+    allow_downgrade: bool
+    memory: MemoryCheck | None
+    say: Callable[[str], None]
+    open_files: ExitStack  # holds the bundle tar open from "verified" until "extracted"
+    bundle_tar: BundleTar | None = None  # "verified" .. "extracted"
+    document: bytes = b""  # "verified": bundle.json's bytes
+    signature: DetachedSignature | None = None  # "verified"
+    manifest: BundleManifest | None = None  # "verified"
+    bundle_sha256: str = ""  # "version_checked"
+    floor: FloorCheck | None = None  # "version_checked"
+    downgrade: str | None = None  # "version_checked": what --allow-downgrade let through
+    staging: Path | None = None  # "extracted": the verified files
+    slot: str = ""  # "slot_released": the slot being written
+    released: AgentState | None = None  # "slot_released": the state without that slot
+    baseline: dict[str, float] = field(default_factory=dict)  # "smoke_tested"
+    was: SlotInfo | None = None  # "switched": the model that was active
+
+
+def _verify(tx: _Install) -> None:
+    """Check `bundle.json`'s signature while it is still inside the tar (nothing extracted)."""
+    tx.bundle_tar = bundle_tar = tx.open_files.enter_context(open_bundle_tar(tx.tar_path))
+    document = bundle_tar.read_document(BUNDLE_JSON)
+    sig_bytes = bundle_tar.read_document(BUNDLE_SIG)
+    source = f"{tx.tar_path}:{BUNDLE_JSON}"
+    try:
+        trust = load_trust_store(tx.keys_dir, _have(tx.state).trust)
+        signature = DetachedSignature.from_json(sig_bytes, f"{tx.tar_path}:{BUNDLE_SIG}")
+        trust.verify_bundle(document, signature, source)
+        manifest = parse_canonical_manifest(document, source)
+    except SignatureError as exc:
+        raise InstallRefused(str(exc), hint=exc.hint) from None
+    tx.say(f"signature ok: {manifest.name} {manifest.version} (key {signature.key_id[:16]}…)")
+    tx.document, tx.signature, tx.manifest = document, signature, manifest
+
+
+def _check_fingerprint(tx: _Install) -> None:
+    """Refuse a bundle built for another target, or one that does not fit this device's memory."""
+    manifest = _have(tx.manifest)
+    reasons = fingerprint_mismatches(manifest.target, tx.facts)
+    if reasons:
+        raise InstallRefused(
+            f"{tx.tar_path}: built for target {manifest.target.get('id', '?')}, which does "
+            "not match this device:\n  " + "\n  ".join(reasons)
+        )
+    if tx.memory is not None:  # part of "does it fit this device", before any writing
+        note = tx.memory.check(manifest, str(tx.tar_path))
+        if note is not None:
+            tx.say(note)
+
+
+def _check_version(tx: _Install) -> None:
+    """Hold the bundle to its model's version floor (anti-rollback) unless `allow_downgrade`."""
+    manifest = _have(tx.manifest)
+    tx.bundle_sha256 = hashlib.sha256(tx.document).hexdigest()
+    try:
+        version = parse_version(manifest.version, f"{manifest.name} version")
+        check = check_floor(_have(tx.state).floors, manifest.name, version, tx.bundle_sha256)
+    except VersionError as exc:
+        raise InstallRefused(f"{tx.tar_path}: {exc}", hint=exc.hint) from None
+    if check.refusal is not None:
+        if not tx.allow_downgrade:
+            raise InstallRefused(f"{tx.tar_path}: refused: {check.refusal}", hint=check.hint)
+        tx.downgrade = f"--allow-downgrade: {check.refusal}"
+        tx.say(f"allowed on purpose: {check.refusal}")
+    tx.floor = check
+
+
+def _extract(tx: _Install) -> None:
+    """Extract and verify in staging first, then close the tar: a bad archive changes nothing
+    else (its staging folder is removed)."""
+    manifest = _have(tx.manifest)
+    staging = tx.store.staging_dir / uuid.uuid4().hex
+    staging.mkdir()
+    try:
+        _have(tx.bundle_tar).extract(staging, manifest.files)
+        try:
+            verify_directory(staging, manifest)
+        except BundleProblemsError as exc:  # the rule again, with every file's sha256
+            raise InstallRefused(_problems(f"{tx.tar_path} (as extracted)", exc)) from None
+        except RunnerError as exc:
+            raise InstallRefused(f"{tx.tar_path}: {exc}") from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    tx.staging = staging
+    tx.open_files.close()
+    tx.bundle_tar = None
+
+
+def _release_slot(tx: _Install) -> None:
+    """Forget the inactive slot before touching its files: from here on it is no rollback
+    target, and a crash must not leave state pointing at half a bundle."""
+    state = _have(tx.state)
+    tx.slot = state.inactive()
+    released = state.with_slot(tx.slot, None)
+    if released.previous == tx.slot:
+        released = replace(released, previous=None)
+    if released != state:
+        tx.store.save(released)
+    tx.released = released
+
+
+def _fill_slot(tx: _Install) -> None:
+    """Move the verified staging folder into the released slot, by rename."""
+    slot_dir = tx.store.slot_dir(tx.slot)
+    if slot_dir.exists():
+        shutil.rmtree(slot_dir)
+    os.replace(_have(tx.staging), slot_dir)
+    tx.say(f"extracted into slot {tx.slot}")
+
+
+def _smoke_test(tx: _Install) -> None:
+    """Run every phase in the new slot: any failure refuses the install with the previous model
+    still active; the medians become the slot's health baseline (none with `smoke=False`)."""
+    manifest = _have(tx.manifest)
+    try:
+        timings: list[PhaseTiming] = []
+        if tx.smoke and tx.engine is not None:
+            timings = run_every_phase(tx.store.slot_dir(tx.slot), tx.engine, runs=tx.smoke_runs)
+    except Exception as exc:  # any failure to run the model (or a runner crash) refuses it
+        raise InstallRefused(
+            f"{tx.tar_path}: smoke run of {manifest.name} {manifest.version} in slot {tx.slot} "
+            f"failed, previous model stays active: {exc}"
+        ) from None
+    tx.baseline = {t.phase: round(t.median_ms, 4) for t in timings}
+    if tx.smoke:
+        tx.say("smoke run ok: " + ", ".join(f"{p} {ms:.2f} ms" for p, ms in tx.baseline.items()))
+
+
+def _switch_to_new(tx: _Install) -> None:
+    """The commit point: one atomic `state.json` replacement makes the new slot active and
+    the old active slot the rollback target, and raises the model's floor."""
+    manifest, released = _have(tx.manifest), _have(tx.released)
+    at = now()
+    info = SlotInfo(
+        name=manifest.name,
+        version=manifest.version,
+        bundle_sha256=tx.bundle_sha256,
+        installed_at=at,
+        baseline_ms=tx.baseline,
+        key_id=_have(tx.signature).key_id,
+    )
+    tx.was = was = released.info(released.active)
+    detail = f"slot {tx.slot}" + (f", was {was.name} {was.version}" if was else "")
+    kind = "downgrade" if tx.downgrade else "install"
+    tx.new_state = replace(
+        released,
+        active=tx.slot,
+        previous=released.active,
+        slots={**released.slots, tx.slot: info},
+        floors={**released.floors, manifest.name: _have(tx.floor).floor},
+    ).with_event(Event(at, kind, tx.downgrade or detail, *_named(info)))
+    tx.store.save(tx.new_state)
+
+
+# The install transaction, in order. Every step before "switched" writes only staging and
+# the inactive slot; "switched" is the commit point.
+_INSTALL: tuple[tuple[str, Callable[[_Install], None]], ...] = (
+    ("recovered", _recover),
+    ("verified", _verify),
+    ("fingerprint_checked", _check_fingerprint),
+    ("version_checked", _check_version),
+    ("extracted", _extract),
+    ("slot_released", _release_slot),
+    ("slot_filled", _fill_slot),
+    ("smoke_tested", _smoke_test),
+    ("switched", _switch_to_new),
+    ("linked", _link),
+)
+STEPS: tuple[str, ...] = tuple(name for name, _ in _INSTALL)
+
+
 def install_bundle(
     store: DeviceStore,
     tar_path: Path,
@@ -161,133 +384,32 @@ def install_bundle(
     """
     if smoke and engine is None:
         raise ValueError("install_bundle: a smoke run needs an engine (or smoke=False)")
-    say = progress or (lambda _msg: None)
-    with store.locked():
-        recovered = store.recover()
-        state = store.load()
-        pause_point("recovered")
-
-        with open_bundle_tar(tar_path) as bundle_tar:
-            document = bundle_tar.read_document(BUNDLE_JSON)
-            sig_bytes = bundle_tar.read_document(BUNDLE_SIG)
-            source = f"{tar_path}:{BUNDLE_JSON}"
-            try:
-                trust = load_trust_store(keys_dir, state.trust)
-                signature = DetachedSignature.from_json(sig_bytes, f"{tar_path}:{BUNDLE_SIG}")
-                trust.verify_bundle(document, signature, source)
-                manifest = parse_canonical_manifest(document, source)
-            except SignatureError as exc:
-                raise InstallRefused(str(exc), hint=exc.hint) from None
-            say(f"signature ok: {manifest.name} {manifest.version} (key {signature.key_id[:16]}…)")
-            pause_point("verified")
-
-            reasons = fingerprint_mismatches(manifest.target, facts)
-            if reasons:
-                raise InstallRefused(
-                    f"{tar_path}: built for target {manifest.target.get('id', '?')}, which does "
-                    "not match this device:\n  " + "\n  ".join(reasons)
-                )
-            if memory is not None:  # part of "does it fit this device", before any writing
-                note = memory.check(manifest, str(tar_path))
-                if note is not None:
-                    say(note)
-            pause_point("fingerprint_checked")
-
-            bundle_sha256 = hashlib.sha256(document).hexdigest()
-            try:
-                version = parse_version(manifest.version, f"{manifest.name} version")
-                check = check_floor(state.floors, manifest.name, version, bundle_sha256)
-            except VersionError as exc:
-                raise InstallRefused(f"{tar_path}: {exc}", hint=exc.hint) from None
-            downgrade: str | None = None
-            if check.refusal is not None:
-                if not allow_downgrade:
-                    raise InstallRefused(f"{tar_path}: refused: {check.refusal}", hint=check.hint)
-                downgrade = f"--allow-downgrade: {check.refusal}"
-                say(f"allowed on purpose: {check.refusal}")
-            pause_point("version_checked")
-
-            # Extract and verify in staging first: a bad archive changes nothing else.
-            staging = store.staging_dir / uuid.uuid4().hex
-            staging.mkdir()
-            try:
-                bundle_tar.extract(staging, manifest.files)
-                try:
-                    verify_directory(staging, manifest)
-                except BundleProblemsError as exc:  # the rule again, with every file's sha256
-                    raise InstallRefused(_problems(f"{tar_path} (as extracted)", exc)) from None
-                except RunnerError as exc:
-                    raise InstallRefused(f"{tar_path}: {exc}") from None
-            except BaseException:
-                shutil.rmtree(staging, ignore_errors=True)
-                raise
-        pause_point("extracted")
-
-        slot = state.inactive()
-        # Forget the inactive slot before touching its files: from here on it is
-        # no rollback target, and a crash must not leave state pointing at half a bundle.
-        released = state.with_slot(slot, None)
-        if released.previous == slot:
-            released = replace(released, previous=None)
-        if released != state:
-            store.save(released)
-        pause_point("slot_released")
-
-        slot_dir = store.slot_dir(slot)
-        if slot_dir.exists():
-            shutil.rmtree(slot_dir)
-        os.replace(staging, slot_dir)
-        say(f"extracted into slot {slot}")
-        pause_point("slot_filled")
-
-        try:
-            timings: list[PhaseTiming] = []
-            if smoke and engine is not None:
-                timings = run_every_phase(slot_dir, engine, runs=smoke_runs)
-        except Exception as exc:  # any failure to run the model (or a runner crash) refuses it
-            raise InstallRefused(
-                f"{tar_path}: smoke run of {manifest.name} {manifest.version} in slot {slot} "
-                f"failed, previous model stays active: {exc}"
-            ) from None
-        baseline = {t.phase: round(t.median_ms, 4) for t in timings}
-        if smoke:
-            say("smoke run ok: " + ", ".join(f"{p} {ms:.2f} ms" for p, ms in baseline.items()))
-        pause_point("smoke_tested")
-
-        at = now()
-        info = SlotInfo(
-            name=manifest.name,
-            version=manifest.version,
-            bundle_sha256=bundle_sha256,
-            installed_at=at,
-            baseline_ms=baseline,
-            key_id=signature.key_id,
+    with store.locked(), ExitStack() as open_files:
+        tx = _Install(
+            store=store,
+            tar_path=tar_path,
+            keys_dir=keys_dir,
+            facts=facts,
+            smoke_runs=smoke_runs,
+            smoke=smoke,
+            engine=engine,
+            allow_downgrade=allow_downgrade,
+            memory=memory,
+            say=progress or (lambda _msg: None),
+            open_files=open_files,
         )
-        was = released.info(released.active)
-        detail = f"slot {slot}" + (f", was {was.name} {was.version}" if was else "")
-        new_state = replace(
-            released,
-            active=slot,
-            previous=released.active,
-            slots={**released.slots, slot: info},
-            floors={**released.floors, manifest.name: check.floor},
-        ).with_event(
-            Event(at, "downgrade" if downgrade else "install", downgrade or detail, *_named(info))
-        )
-        store.save(new_state)
-        pause_point("switched")
-        store.link_current(new_state)
-        pause_point("linked")
-        return InstallResult(
-            slot=slot,
-            name=manifest.name,
-            version=manifest.version,
-            previous=was,
-            baseline_ms=baseline,
-            recovered=recovered,
-            floor=check.floor.version,
-            downgrade=downgrade,
-        )
+        _run_steps(_INSTALL, tx)
+    manifest = _have(tx.manifest)
+    return InstallResult(
+        slot=tx.slot,
+        name=manifest.name,
+        version=manifest.version,
+        previous=tx.was,
+        baseline_ms=tx.baseline,
+        recovered=tx.recovered,
+        floor=_have(tx.floor).floor.version,
+        downgrade=tx.downgrade,
+    )
 
 
 def _problems(where: str, exc: BundleProblemsError) -> str:
@@ -303,6 +425,68 @@ def _named(info: SlotInfo) -> tuple[str, str]:
     return info.name, info.version
 
 
+@dataclass(kw_only=True)
+class _Rollback(_Transaction):
+    """One rollback: the keys its slot is checked against, and the slot it goes back to."""
+
+    keys_dir: Path
+    previous: str = ""  # "checked": the slot made active again
+    info: SlotInfo | None = None  # "checked": what that slot holds
+
+
+def _check_previous(tx: _Rollback) -> None:
+    """The previous slot must be recorded, its files whole, and its signing key still known
+    and not revoked."""
+    state = _have(tx.state)
+    previous = state.previous
+    info = state.info(previous)
+    if previous is None or info is None:
+        raise AgentError(
+            "nothing to roll back to: no previous slot is recorded "
+            "(only one bundle was installed, or the last install overwrote it)"
+        )
+    slot_dir = tx.store.slot_dir(previous)
+    try:
+        document, manifest = read_canonical_manifest(slot_dir)
+        verify_directory(slot_dir, manifest)
+        signature = read_signature(slot_dir)
+        trust = load_trust_store(tx.keys_dir, state.trust)
+        trust.verify_installed(document, signature, str(slot_dir / BUNDLE_JSON))
+    except (SignatureError, RunnerError) as exc:
+        raise AgentError(
+            f"slot {previous} cannot be rolled back to: {exc}",
+            hint=getattr(exc, "hint", None),
+        ) from None
+    tx.previous, tx.info = previous, info
+
+
+def _switch_to_previous(tx: _Rollback) -> None:
+    """The commit point: one atomic `state.json` replacement makes the previous slot active and
+    the current one the rollback target; the floor is left as it is."""
+    state, info = _have(tx.state), _have(tx.info)
+    left = state.info(state.active)
+    floor = state.floors.get(info.name)
+    detail = (
+        f"slot {tx.previous}"
+        + (f", from {left.name} {left.version}" if left else "")
+        + (f"; floor stays {floor.version}" if floor else "")
+    )
+    tx.new_state = replace(state, active=tx.previous, previous=state.active).with_event(
+        Event(now(), "rollback", detail, *_named(info))
+    )
+    tx.store.save(tx.new_state)
+
+
+# The rollback transaction, in order, reported to the same observers as an install.
+_ROLLBACK: tuple[tuple[str, Callable[[_Rollback], None]], ...] = (
+    ("recovered", _recover),
+    ("checked", _check_previous),
+    ("switched", _switch_to_previous),
+    ("linked", _link),
+)
+ROLLBACK_STEPS: tuple[str, ...] = tuple(name for name, _ in _ROLLBACK)
+
+
 def rollback(store: DeviceStore, keys_dir: Path) -> AgentState:
     """Make the previous slot active again (after checking its files and that its signing key
     is still known and not revoked), keeping the current one as the new rollback target;
@@ -315,41 +499,5 @@ def rollback(store: DeviceStore, keys_dir: Path) -> AgentState:
     if not store.exists():
         raise NothingInstalled(f"{store.root}: nothing is installed here; nothing to roll back to")
     with store.locked():
-        store.recover()
-        state = store.load()
-        pause_point("recovered")
-        previous = state.previous
-        info = state.info(previous)
-        if previous is None or info is None:
-            raise AgentError(
-                "nothing to roll back to: no previous slot is recorded "
-                "(only one bundle was installed, or the last install overwrote it)"
-            )
-        slot_dir = store.slot_dir(previous)
-        try:
-            document, manifest = read_canonical_manifest(slot_dir)
-            verify_directory(slot_dir, manifest)
-            signature = read_signature(slot_dir)
-            trust = load_trust_store(keys_dir, state.trust)
-            trust.verify_installed(document, signature, str(slot_dir / BUNDLE_JSON))
-        except (SignatureError, RunnerError) as exc:
-            raise AgentError(
-                f"slot {previous} cannot be rolled back to: {exc}",
-                hint=getattr(exc, "hint", None),
-            ) from None
-        pause_point("checked")
-        left = state.info(state.active)
-        floor = state.floors.get(info.name)
-        detail = (
-            f"slot {previous}"
-            + (f", from {left.name} {left.version}" if left else "")
-            + (f"; floor stays {floor.version}" if floor else "")
-        )
-        new_state = replace(state, active=previous, previous=state.active).with_event(
-            Event(now(), "rollback", detail, *_named(info))
-        )
-        store.save(new_state)
-        pause_point("switched")
-        store.link_current(new_state)
-        pause_point("linked")
-        return new_state
+        tx = _run_steps(_ROLLBACK, _Rollback(store=store, keys_dir=keys_dir))
+    return _have(tx.new_state)

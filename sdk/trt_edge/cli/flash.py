@@ -19,6 +19,8 @@ from typing import Any
 from trt_edge_runner.cli_shell import Command
 from trt_edge_runner.errors import Where
 
+from trt_edge.containers.runner_tarball import tarball_path
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -49,12 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from trt_edge.flash.boards import board_target, flash_command
     from trt_edge.flash.errors import FlashError, FlashRefusedError
-    from trt_edge.flash.runner_tarball import default_tarball
     from trt_edge.flash.stage import stage_rootfs
 
     target = board_target(args.board)
     command = flash_command(target)
-    runner = args.runner_tarball or default_tarball(target.arch)
+    runner = args.runner_tarball or tarball_path(target.arch, Path())
     if args.bundle.is_dir():
         result = _stage_directory(args.bsp, target, args.bundle, args.pubkey, runner)
     else:

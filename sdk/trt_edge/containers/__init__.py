@@ -9,7 +9,8 @@ must stay instant, so the SDK is imported inside the functions that talk to the 
 - `wheelhouse`: the host-prepared wheel folder those installs read (no index inside).
 - `base_image`: a Debian base made locally with debootstrap + `docker import`.
 - `dockerfile`: an image's Dockerfile with the shared fragments of `images/_fragments/` expanded.
-- `runner_tarball`: the device runner tarball device images carry (made fresh, digested, unpacked).
+- `runner_tarball`: the device runner tarball device images and `trt-edge flash` carry (made
+  fresh, digested, checked, unpacked).
 - `context`: the build context handed to the engine (Dockerfile, lock, wheels, sources, runner,
   CA certs).
 - `images`: `build_image`, `find_current`; `listing`: `list_images`, `prune_stale`.

@@ -144,7 +144,7 @@ def assemble(spec: ImageSpec, wheels: list[Path], dest: Path, root: Path | None 
                 f"image {spec.name!r} carries the {spec.runner_arch} runner tarball and there "
                 f"is no {tarball}: `make device-{spec.runner_arch}` builds it"
             )
-        runner_tarball.unpack(tarball, dest / RUNNER_DIR)
+        runner_tarball.unpack(runner_tarball.check(tarball, spec.runner_arch), dest / RUNNER_DIR)
     (dest / "wheels").mkdir()
     for wheel in wheels:
         link_or_copy(wheel, dest / "wheels" / wheel.name)

@@ -8,6 +8,8 @@ stack trace.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
 
 
@@ -51,6 +53,23 @@ class DockerfileError(ContainerError):
 
 class RunnerTarballError(ContainerError):
     """The device runner tarball a device image carries could not be built or read."""
+
+
+class RunnerTarballInvalidError(RunnerTarballError):
+    """A runner tarball that is not what `make device-<arch>` writes for this checkout.
+
+    It carries the tarball and why apart from the message, so `trt-edge flash`
+    words the same refusal for its own option (`--runner-tarball PATH: why`).
+    """
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(
+            f"{path}: {why}",
+            hint="build it with `make device-<arch>` "
+            "(dist/trt-edge-runner-<version>-linux-<arch>.tar.gz)",
+        )
+        self.path = path
+        self.why = why
 
 
 class UnknownImageError(ContainerError):

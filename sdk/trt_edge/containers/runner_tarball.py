@@ -11,28 +11,39 @@ runner must never reach an image, so:
 - `digest` goes into the image's content key: the runner's sources (`device_runner/cpp`)
   and the tarball's contents (each member's path, mode and bytes; not the gzip bytes,
   whose mtimes follow the commit date). An image built from other sources, or a
-  tarball left behind by them, is never "current".
+  tarball left behind by them, is never "current";
+- `check` and `unpack` are the one reader of the tarball, for device images and for
+  `trt-edge flash` alike. The archive must be what the tool writes: plain files and
+  folders under one top directory, a `runner.json` whose `arch` is the one asked for
+  and whose version is this checkout's, and every file it lists present with its
+  sha256. A refusal is a `RunnerTarballInvalidError` carrying the path and why, so
+  each caller words it for its own user (`flash` names its `--runner-tarball`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from trt_edge_runner import __version__ as runner_version
 
-from trt_edge.containers.errors import RunnerTarballError
+from trt_edge.containers.errors import RunnerTarballError, RunnerTarballInvalidError
 
 Progress = Callable[[str], None]
 CPP = Path("device_runner") / "cpp"
 TOOL = CPP / "tools" / "build_device_tarball.py"
 # Inside device_runner/cpp, outputs of the tool and of cmake (build*/, build-*.log).
 _OUTPUT_PREFIX = "build"
+RUNNER_BINARY = "bin/trt-edge-run"
 
 
 def _quiet(_: str) -> None:
@@ -132,15 +143,88 @@ def digest(arch: str, root: Path) -> str:
     return hashlib.sha256(f"{arch}\n{sources_sha256(root)}\n{contents}".encode()).hexdigest()
 
 
-def unpack(tarball: Path, dest: Path) -> None:
-    """Extract the tarball's top folder's contents into `dest` (bin/, lib/, runner.json)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(tarball, "r:gz") as tar:
-        members = []
-        for member in tar.getmembers():
-            inner = _inner(member.name)
-            if not inner:
-                continue
-            member.name = inner
-            members.append(member)
-        tar.extractall(dest, members=members, filter="data")
+@dataclass(frozen=True)
+class RunnerTarball:
+    """A runner tarball that passed `check`: what `unpack` needs to extract and verify it."""
+
+    path: Path
+    top: str  # the archive's one top-level directory
+    info: dict[str, Any]  # its runner.json
+
+
+def check(path: Path, arch: str) -> RunnerTarball:
+    """Open and check `path` for a machine of `arch`; `RunnerTarballInvalidError` says why not.
+
+    Everything but the files' bytes is checked here, before a caller changes anything,
+    so a wrong tarball is refused before a rootfs or a build context is touched.
+    """
+    if not path.is_file():
+        raise RunnerTarballInvalidError(path, "no such file")
+    try:
+        with tarfile.open(path, "r:*") as tar:
+            members = tar.getmembers()
+            tops = {PurePosixPath(m.name).parts[0] for m in members if m.name}
+            if len(tops) != 1:
+                raise RunnerTarballInvalidError(
+                    path, f"expected one top-level directory, found {sorted(tops)}"
+                )
+            top = tops.pop()
+            for member in members:
+                parts = PurePosixPath(member.name).parts
+                if member.name.startswith("/") or ".." in parts:
+                    raise RunnerTarballInvalidError(path, f"{member.name}: absolute path or '..'")
+                if not (member.isfile() or member.isdir()):
+                    raise RunnerTarballInvalidError(
+                        path, f"{member.name}: not a plain file or folder"
+                    )
+            handle = tar.extractfile(f"{top}/runner.json")
+            if handle is None:
+                raise RunnerTarballInvalidError(path, "runner.json is not a file")
+            info = json.loads(handle.read())
+    except KeyError:
+        raise RunnerTarballInvalidError(
+            path, "no runner.json: not a trt-edge runner tarball"
+        ) from None
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise RunnerTarballInvalidError(path, f"not a readable .tar.gz ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise RunnerTarballInvalidError(path, f"runner.json is not valid JSON ({exc})") from None
+    if not isinstance(info, dict) or info.get("name") != "trt-edge-runner":
+        raise RunnerTarballInvalidError(path, "runner.json does not describe a trt-edge runner")
+    if info.get("arch") != arch:
+        raise RunnerTarballInvalidError(
+            path, f"built for {info.get('arch')}, the target runs {arch}"
+        )
+    if info.get("version") != runner_version:
+        raise RunnerTarballInvalidError(
+            path,
+            f"runner {info.get('version')} does not match this trt-edge's device agent "
+            f"{runner_version}: the agent reads the runner's interface of its own version",
+        )
+    files = info.get("files")
+    if not isinstance(files, dict) or RUNNER_BINARY not in files:
+        raise RunnerTarballInvalidError(path, f"runner.json lists no {RUNNER_BINARY}")
+    return RunnerTarball(path, top, info)
+
+
+def unpack(tarball: RunnerTarball, into: Path) -> Path:
+    """Extract `tarball` into the new directory `into` (its top folder's content, not the
+    folder: bin/, lib/, runner.json) and check every file runner.json lists against its sha256.
+
+    The archive is extracted beside `into` and its top folder renamed into place, so
+    `into` never holds a half-extracted tree under its final name.
+    """
+    scratch = into.with_name(into.name + ".extract")
+    shutil.rmtree(scratch, ignore_errors=True)
+    with tarfile.open(tarball.path, "r:*") as tar:
+        tar.extractall(scratch, filter="data")
+    (scratch / tarball.top).rename(into)
+    scratch.rmdir()
+    for rel, sha256 in tarball.info["files"].items():
+        file = into / rel
+        actual = hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else None
+        if actual != sha256:
+            raise RunnerTarballInvalidError(
+                tarball.path, f"{rel}: missing or its sha256 differs from runner.json"
+            )
+    return into

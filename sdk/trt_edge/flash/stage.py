@@ -27,13 +27,17 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from trt_edge_runner.durable import write_atomic
 
+from trt_edge.containers.errors import RunnerTarballInvalidError
+from trt_edge.containers.runner_tarball import check as check_runner_tarball
+from trt_edge.containers.runner_tarball import unpack as unpack_runner
 from trt_edge.flash.errors import FlashError, FlashRefusedError
-from trt_edge.flash.runner_tarball import check_runner_tarball, unpack_runner
 from trt_edge.targets import Target
 
 SERVICE_NAME = "trt-edge-agent.service"
@@ -102,6 +106,23 @@ def rootfs_of(bsp: Path) -> Path:
     return rootfs
 
 
+@contextmanager
+def _runner_tarball_refusals() -> Iterator[None]:
+    """The runner tarball's refusals (`containers.runner_tarball`), worded for `trt-edge flash`.
+
+    The checks are the ones device images get; the flash user named the tarball with
+    `--runner-tarball` and needs the aarch64 build, so the message says so (exit 2).
+    """
+    try:
+        yield
+    except RunnerTarballInvalidError as exc:
+        raise FlashError(
+            f"--runner-tarball {exc.path}: {exc.why}",
+            hint="build it with `make device-aarch64` (dist/trt-edge-runner-<version>-linux-"
+            "aarch64.tar.gz) and pass that file",
+        ) from None
+
+
 def _swap_in(new: Path, dest: Path) -> None:
     """Put directory `new` at `dest` by rename; the old `dest` is removed only afterwards."""
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -138,7 +159,8 @@ def stage_rootfs(
     from trt_edge_runner.signature import SignatureError, load_public_key
 
     rootfs = rootfs_of(bsp)
-    runner = check_runner_tarball(runner_tarball, target.arch)
+    with _runner_tarball_refusals():
+        runner = check_runner_tarball(runner_tarball, target.arch)
     if not pubkeys:
         raise FlashError("--pubkey: at least one trusted public key is needed (NAME.pub)")
     key_bytes: dict[str, bytes] = {}
@@ -184,7 +206,8 @@ def stage_rootfs(
         runner_dest.parent.mkdir(parents=True, exist_ok=True)
         runner_new = Path(tempfile.mkdtemp(prefix=".runner.", dir=runner_dest.parent)) / "tree"
         try:
-            unpack_runner(runner, runner_new)
+            with _runner_tarball_refusals():
+                unpack_runner(runner, runner_new)
             _swap_in(runner_new, runner_dest)
         finally:
             shutil.rmtree(runner_new.parent, ignore_errors=True)

@@ -24,11 +24,12 @@ from trt_edge_runner.errors import EXIT_FAILED
 from trt_edge_runner.signature import SignatureError, parse_canonical_manifest
 
 from trt_edge.fleet.errors import RolloutError
-from trt_edge.fleet.inventory import ansible_tool, load_inventory
+from trt_edge.fleet.halt import Tally, halt_after_wave
+from trt_edge.fleet.inventory import Device, ansible_tool, load_inventory
 from trt_edge.fleet.plan import MetricsGate, RolloutPlan
 from trt_edge.fleet.playbook import metrics_playbook_yaml, playbook_yaml, rollback_playbook_yaml
 from trt_edge.fleet.report import DeviceResult, RolloutReport
-from trt_edge.fleet.schedule import Schedule, plan_waves, threshold_crossed
+from trt_edge.fleet.schedule import Schedule, plan_waves
 
 if TYPE_CHECKING:
     from trt_edge.fleet.metrics_gate import MetricsThresholds, MetricsVerdict
@@ -184,6 +185,12 @@ def run_rollout(
     workdir: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> RolloutReport:
+    """Run `plan` on `inventory` wave by wave (with `dry_run`: write and check, run nothing).
+
+    Each wave is one `ansible-playbook` run, then the live-traffic gate if the plan has
+    one; the halt rule (`halt.halt_after_wave`) decides after each wave whether the
+    rest is not attempted. The report records every device, run or not.
+    """
     say = progress or (lambda _m: None)
     workdir = prepare_workdir(workdir)
     bundle = read_bundle(plan.bundle, workdir)
@@ -202,9 +209,49 @@ def run_rollout(
         report.devices.append(DeviceResult(skipped.device.name, "skipped", reason=skipped.reason))
     playbook = workdir / "rollout.yml"
     _write_text(playbook, playbook_yaml())
-    extra = {
-        "trt_edge_bundle_src": str(bundle.tar.resolve()),
-        "trt_edge_bundle_name": bundle.tar.name,
+    extra = _playbook_vars(plan, bundle.tar)
+    say(
+        f"{manifest.name} {manifest.version} for {manifest.target.get('id', '?')}: "
+        f"{schedule.eligible} eligible, {len(schedule.skipped)} skipped, "
+        f"waves {[len(w) for w in schedule.waves]}"
+    )
+    env = _ansible_env(plan, workdir)
+    (workdir / "ansible-tmp").mkdir(exist_ok=True)
+    tally = Tally()
+    for number, in_wave in enumerate(schedule.waves, start=1):
+        wave = _write_wave(number, in_wave, extra, inventory, playbook, workdir)
+        if dry_run or report.halted:
+            reason = "dry run" if dry_run else f"not attempted: {report.halt_reason}"
+            outcome = "planned" if dry_run else "not_attempted"
+            report.devices += [
+                DeviceResult(d.name, outcome, number, reason=reason) for d in in_wave
+            ]
+            if dry_run and number == 1:
+                _syntax_check(wave.command, env, workdir)
+            continue
+        run = _Run(wave.command, wave.vars_file, env, workdir, say)
+        results = _run_wave(wave, run)
+        report.waves_run = number
+        report.devices.extend(results)
+        gate_failed: list[DeviceResult] = []
+        if plan.health.metrics is not None:
+            gate_failed = _live_traffic_gate(results, number, plan.health.metrics, manifest, run)
+        tally = tally.after(results)
+        halt = halt_after_wave(plan.failure_threshold, plan.on_halt, tally, number, results)
+        if halt is not None:
+            report.halted, report.halt_reason = True, halt.reason
+            say(f"HALT: {halt.reason}")
+        halted_wave = list(halt.roll_back) if halt is not None else []
+        if gate_failed or halted_wave:
+            _roll_back(gate_failed, halted_wave, number, run)
+    return report
+
+
+def _playbook_vars(plan: RolloutPlan, tar: Path) -> dict[str, Any]:
+    """The variables every wave's playbook gets (each wave adds its number and report folder)."""
+    return {
+        "trt_edge_bundle_src": str(tar.resolve()),
+        "trt_edge_bundle_name": tar.name,
         "trt_edge_remote_dir": plan.remote_dir,
         "trt_edge_cli": plan.device_cli,
         "trt_edge_max_regression": plan.health.max_latency_regression,
@@ -214,72 +261,60 @@ def run_rollout(
             {"src": str(p), "dest": f"{plan.remote_dir}/{p.name}"} for p in plan.trust
         ],
     }
-    say(
-        f"{manifest.name} {manifest.version} for {manifest.target.get('id', '?')}: "
-        f"{schedule.eligible} eligible, {len(schedule.skipped)} skipped, "
-        f"waves {[len(w) for w in schedule.waves]}"
+
+
+@dataclass(frozen=True)
+class _Wave:
+    """One wave's files in the work directory and the `ansible-playbook` command that runs it."""
+
+    number: int
+    devices: tuple[Device, ...]
+    command: list[str]
+    vars_file: Path
+    report_dir: Path
+
+
+def _write_wave(
+    number: int,
+    devices: tuple[Device, ...],
+    extra: dict[str, Any],
+    inventory: Path,
+    playbook: Path,
+    workdir: Path,
+) -> _Wave:
+    """Write wave `number`'s hosts and vars files (a dry run keeps them too, for audit)."""
+    hosts_file = workdir / f"wave-{number}.hosts"
+    _write_text(hosts_file, "".join(f"{d.name}\n" for d in devices))
+    vars_file = workdir / f"wave-{number}.vars.json"
+    report_dir = workdir / f"wave-{number}-reports"
+    report_dir.mkdir(exist_ok=True)
+    _write_text(
+        vars_file,
+        json.dumps({**extra, "trt_edge_wave": number, "trt_edge_report_dir": str(report_dir)}),
     )
-    env = _ansible_env(plan, workdir)
-    (workdir / "ansible-tmp").mkdir(exist_ok=True)
-    failed = attempted = 0
-    for number, wave in enumerate(schedule.waves, start=1):
-        hosts_file = workdir / f"wave-{number}.hosts"
-        _write_text(hosts_file, "".join(f"{d.name}\n" for d in wave))
-        vars_file = workdir / f"wave-{number}.vars.json"
-        report_dir = workdir / f"wave-{number}-reports"
-        report_dir.mkdir(exist_ok=True)
-        _write_text(
-            vars_file,
-            json.dumps({**extra, "trt_edge_wave": number, "trt_edge_report_dir": str(report_dir)}),
-        )
-        command = [
-            ansible_tool("ansible-playbook"),
-            "-i",
-            str(inventory),
-            str(playbook),
-            "--limit",
-            f"@{hosts_file}",
-            "-e",
-            f"@{vars_file}",
-        ]
-        if dry_run or report.halted:
-            reason = "dry run" if dry_run else f"not attempted: {report.halt_reason}"
-            for device in wave:
-                outcome = "planned" if dry_run else "not_attempted"
-                report.devices.append(DeviceResult(device.name, outcome, number, reason=reason))
-            if dry_run and number == 1:
-                _syntax_check(command, env, workdir)
-            continue
-        say(f"wave {number}: {len(wave)} device(s): {', '.join(d.name for d in wave[:5])}…")
-        log = workdir / f"wave-{number}.log"
-        _run_logged(command, env, log)
-        report.waves_run = number
-        results = [
-            device_result(
-                device.name, number, _read_report(report_dir / f"{device.name}.json"), log
-            )
-            for device in wave
-        ]
-        report.devices.extend(results)
-        run = _Run(command, vars_file, env, workdir, say)
-        gate_failed: list[DeviceResult] = []
-        if plan.health.metrics is not None:
-            gate_failed = _live_traffic_gate(results, number, plan.health.metrics, manifest, run)
-        attempted += len(results)
-        failed += sum(1 for result in results if result.result != "updated")
-        halted_wave: list[DeviceResult] = []
-        if threshold_crossed(plan.failure_threshold, failed, attempted):
-            report.halted = True
-            report.halt_reason = (
-                f"{failed} of {attempted} device(s) failed by wave {number}, more than the "
-                f"failure threshold {plan.failure_threshold}; later waves not started"
-            )
-            say(f"HALT: {report.halt_reason}")
-            if plan.on_halt == "rollback_wave":
-                halted_wave = [d for d in results if d.result == "updated"]
-        if gate_failed or halted_wave:
-            _roll_back(gate_failed, halted_wave, number, run)
-    return report
+    command = [
+        ansible_tool("ansible-playbook"),
+        "-i",
+        str(inventory),
+        str(playbook),
+        "--limit",
+        f"@{hosts_file}",
+        "-e",
+        f"@{vars_file}",
+    ]
+    return _Wave(number, devices, command, vars_file, report_dir)
+
+
+def _run_wave(wave: _Wave, run: _Run) -> list[DeviceResult]:
+    """Run the wave's playbook (its log beside it) and read each device's report."""
+    names = ", ".join(d.name for d in wave.devices[:5])
+    run.say(f"wave {wave.number}: {len(wave.devices)} device(s): {names}…")
+    log = run.workdir / f"wave-{wave.number}.log"
+    _run_logged(wave.command, run.env, log)
+    return [
+        device_result(d.name, wave.number, _read_report(wave.report_dir / f"{d.name}.json"), log)
+        for d in wave.devices
+    ]
 
 
 @dataclass(frozen=True)
