@@ -27,14 +27,19 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trt_edge_runner.agent.errors import AgentError
+from trt_edge_runner.agent.install import InstallResult, install_bundle
+from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.durable import write_atomic
+from trt_edge_runner.signature import SignatureError, load_public_key
 
 from trt_edge.containers.errors import RunnerTarballInvalidError
+from trt_edge.containers.runner_tarball import RunnerTarball
 from trt_edge.containers.runner_tarball import check as check_runner_tarball
 from trt_edge.containers.runner_tarball import unpack as unpack_runner
 from trt_edge.flash.errors import FlashError, FlashRefusedError
@@ -151,27 +156,47 @@ def stage_rootfs(
     signature and target are checked before anything in the rootfs changes, and a
     refused or failed install leaves the previous staging (if any) exactly as it
     was. Only then are the runner, agent, keys, launcher, the new agent directory
-    and the unit swapped in.
+    and the unit swapped in (`WRITES`, in order).
     """
-    from trt_edge_runner.agent.errors import AgentError
-    from trt_edge_runner.agent.install import install_bundle
-    from trt_edge_runner.agent.store import DeviceStore
-    from trt_edge_runner.signature import SignatureError, load_public_key
-
     rootfs = rootfs_of(bsp)
     with _runner_tarball_refusals():
         runner = check_runner_tarball(runner_tarball, target.arch)
+    keys = _trusted_keys(pubkeys)
+    store_dest = rootfs / "var/lib/trt-edge"
+    _check_fresh_store(store_dest)
+    try:
+        store_dest.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".trt-edge.staging-", dir=store_dest.parent))
+    except OSError as exc:
+        raise FlashError(f"{store_dest.parent}: cannot stage here: {exc.strerror}") from None
+    try:
+        result = _install_into_scratch(scratch, bundle_tar, keys, target)
+        # Verified: from here on only renames and atomic writes into the rootfs.
+        staging = _Staging(rootfs, target, runner, keys, scratch, result)
+        written = [line for write in WRITES for line in write(staging)]
+    except OSError as exc:
+        raise FlashRefusedError(f"{rootfs}: staging failed: {exc}") from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return StageResult(rootfs, target, result.name, result.version, written)
+
+
+def _trusted_keys(pubkeys: list[Path]) -> dict[str, bytes]:
+    """The public keys by file name, each checked to be one (at least one is needed)."""
     if not pubkeys:
         raise FlashError("--pubkey: at least one trusted public key is needed (NAME.pub)")
-    key_bytes: dict[str, bytes] = {}
+    keys: dict[str, bytes] = {}
     for pub in pubkeys:
         try:
             load_public_key(pub)
         except SignatureError as exc:
             raise FlashError(str(exc)) from None
-        key_bytes[pub.name] = pub.read_bytes()
+        keys[pub.name] = pub.read_bytes()
+    return keys
 
-    store_dest = rootfs / "var/lib/trt-edge"
+
+def _check_fresh_store(store_dest: Path) -> None:
+    """A flashed image starts with the bundle in slot A: refuse a rootfs that holds more."""
     try:
         state = DeviceStore(store_dest).load()
     except AgentError as exc:
@@ -182,83 +207,117 @@ def stage_rootfs(
             "starts with the bundle in slot A: use a fresh rootfs"
         )
 
-    facts = target.device_facts()
-    written: list[str] = []
+
+def _install_into_scratch(
+    scratch: Path, bundle_tar: Path, keys: dict[str, bytes], target: Target
+) -> InstallResult:
+    """The bundle installed (signature, target, files: no smoke run here) into a device
+    directory in `scratch`, with `keys` trusted: what `_write_store` swaps in."""
+    scratch_keys = scratch / "keys"
+    scratch_keys.mkdir()
+    for name, data in keys.items():
+        write_atomic(scratch_keys / name, data)
     try:
-        store_dest.parent.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=".trt-edge.staging-", dir=store_dest.parent))
-    except OSError as exc:
-        raise FlashError(f"{store_dest.parent}: cannot stage here: {exc.strerror}") from None
+        return install_bundle(
+            DeviceStore(scratch / "trt-edge"),
+            bundle_tar,
+            scratch_keys,
+            target.device_facts(),
+            smoke=False,
+        )
+    except AgentError as exc:
+        raise FlashRefusedError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class _Staging:
+    """What every write into the rootfs reads: all checked before the first write."""
+
+    rootfs: Path
+    target: Target
+    runner: RunnerTarball
+    keys: dict[str, bytes]
+    scratch: Path  # holds the installed device directory
+    result: InstallResult
+
+
+def _write_runner(staging: _Staging) -> list[str]:
+    runner_dest = staging.rootfs / RUNNER_DIR
+    runner_dest.parent.mkdir(parents=True, exist_ok=True)
+    runner_new = Path(tempfile.mkdtemp(prefix=".runner.", dir=runner_dest.parent)) / "tree"
     try:
-        scratch_keys = scratch / "keys"
-        scratch_keys.mkdir()
-        for name, data in key_bytes.items():
-            write_atomic(scratch_keys / name, data)
-        try:
-            result = install_bundle(
-                DeviceStore(scratch / "trt-edge"), bundle_tar, scratch_keys, facts, smoke=False
-            )
-        except AgentError as exc:
-            raise FlashRefusedError(str(exc)) from None
-
-        # Verified: from here on only renames and atomic writes into the rootfs.
-        runner_dest = rootfs / RUNNER_DIR
-        runner_dest.parent.mkdir(parents=True, exist_ok=True)
-        runner_new = Path(tempfile.mkdtemp(prefix=".runner.", dir=runner_dest.parent)) / "tree"
-        try:
-            with _runner_tarball_refusals():
-                unpack_runner(runner, runner_new)
-            _swap_in(runner_new, runner_dest)
-        finally:
-            shutil.rmtree(runner_new.parent, ignore_errors=True)
-        written.append(f"{RUNNER_DIR}/ (trt-edge-run {runner.info['version']}, {target.arch})")
-        on_path = rootfs / "usr/local/bin/trt-edge-run"
-        on_path.parent.mkdir(parents=True, exist_ok=True)
-        if on_path.is_symlink() or on_path.exists():
-            on_path.unlink()
-        os.symlink(f"/{RUNNER_DIR}/bin/trt-edge-run", on_path)
-        written.append("usr/local/bin/trt-edge-run")
-
-        agent_dest = rootfs / AGENT_DIR / "trt_edge_runner"
-        agent_dest.parent.mkdir(parents=True, exist_ok=True)
-        agent_new = Path(tempfile.mkdtemp(prefix=".trt_edge_runner.", dir=agent_dest.parent))
-        try:
-            shutil.copytree(
-                _runner_source(),
-                agent_new,
-                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
-                dirs_exist_ok=True,
-            )
-            _swap_in(agent_new, agent_dest)
-        finally:
-            shutil.rmtree(agent_new, ignore_errors=True)
-        written.append(f"{AGENT_DIR}/trt_edge_runner/")
-
-        keys_dir = rootfs / "etc/trt-edge/keys"
-        keys_dir.mkdir(parents=True, exist_ok=True)
-        for name, data in key_bytes.items():
-            write_atomic(keys_dir / name, data)
-            written.append(f"etc/trt-edge/keys/{name}")
-
-        launcher = rootfs / "usr/local/bin/trt-edge-device"
-        launcher.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(launcher, LAUNCHER.encode(), mode=0o755)
-        written.append("usr/local/bin/trt-edge-device")
-
-        _swap_in(scratch / "trt-edge", store_dest)
-        written.append(f"var/lib/trt-edge/slots/{result.slot}/ ({result.name} {result.version})")
-
-        unit_dir = rootfs / "etc/systemd/system"
-        wants = unit_dir / "multi-user.target.wants"
-        wants.mkdir(parents=True, exist_ok=True)
-        for name, unit in ((SERVICE_NAME, SERVICE), (SERVE_SERVICE_NAME, SERVE_SERVICE)):
-            write_atomic(unit_dir / name, unit.encode())
-            link = wants / name
-            if not link.is_symlink():
-                os.symlink(f"../{name}", link)
-            written.append(f"etc/systemd/system/{name} (enabled)")
-    except OSError as exc:
-        raise FlashRefusedError(f"{rootfs}: staging failed: {exc}") from None
+        with _runner_tarball_refusals():
+            unpack_runner(staging.runner, runner_new)
+        _swap_in(runner_new, runner_dest)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return StageResult(rootfs, target, result.name, result.version, written)
+        shutil.rmtree(runner_new.parent, ignore_errors=True)
+    on_path = staging.rootfs / "usr/local/bin/trt-edge-run"
+    on_path.parent.mkdir(parents=True, exist_ok=True)
+    if on_path.is_symlink() or on_path.exists():
+        on_path.unlink()
+    os.symlink(f"/{RUNNER_DIR}/bin/trt-edge-run", on_path)
+    version, arch = staging.runner.info["version"], staging.target.arch
+    return [f"{RUNNER_DIR}/ (trt-edge-run {version}, {arch})", "usr/local/bin/trt-edge-run"]
+
+
+def _write_agent(staging: _Staging) -> list[str]:
+    agent_dest = staging.rootfs / AGENT_DIR / "trt_edge_runner"
+    agent_dest.parent.mkdir(parents=True, exist_ok=True)
+    agent_new = Path(tempfile.mkdtemp(prefix=".trt_edge_runner.", dir=agent_dest.parent))
+    try:
+        shutil.copytree(
+            _runner_source(),
+            agent_new,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+            dirs_exist_ok=True,
+        )
+        _swap_in(agent_new, agent_dest)
+    finally:
+        shutil.rmtree(agent_new, ignore_errors=True)
+    return [f"{AGENT_DIR}/trt_edge_runner/"]
+
+
+def _write_keys(staging: _Staging) -> list[str]:
+    keys_dir = staging.rootfs / "etc/trt-edge/keys"
+    keys_dir.mkdir(parents=True, exist_ok=True)
+    for name, data in staging.keys.items():
+        write_atomic(keys_dir / name, data)
+    return [f"etc/trt-edge/keys/{name}" for name in staging.keys]
+
+
+def _write_launcher(staging: _Staging) -> list[str]:
+    launcher = staging.rootfs / "usr/local/bin/trt-edge-device"
+    launcher.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(launcher, LAUNCHER.encode(), mode=0o755)
+    return ["usr/local/bin/trt-edge-device"]
+
+
+def _write_store(staging: _Staging) -> list[str]:
+    _swap_in(staging.scratch / "trt-edge", staging.rootfs / "var/lib/trt-edge")
+    result = staging.result
+    return [f"var/lib/trt-edge/slots/{result.slot}/ ({result.name} {result.version})"]
+
+
+def _write_units(staging: _Staging) -> list[str]:
+    unit_dir = staging.rootfs / "etc/systemd/system"
+    wants = unit_dir / "multi-user.target.wants"
+    wants.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, unit in ((SERVICE_NAME, SERVICE), (SERVE_SERVICE_NAME, SERVE_SERVICE)):
+        write_atomic(unit_dir / name, unit.encode())
+        link = wants / name
+        if not link.is_symlink():
+            os.symlink(f"../{name}", link)
+        written.append(f"etc/systemd/system/{name} (enabled)")
+    return written
+
+
+# The writes into the rootfs, in order: each returns the lines `trt-edge flash` reports.
+WRITES: tuple[Callable[[_Staging], list[str]], ...] = (
+    _write_runner,
+    _write_agent,
+    _write_keys,
+    _write_launcher,
+    _write_store,
+    _write_units,
+)
