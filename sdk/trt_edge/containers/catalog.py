@@ -10,16 +10,16 @@ its wheels are resolved. Code reads these fields; it never branches on image nam
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from trt_edge import settings
 from trt_edge.containers.errors import UnknownImageError
 
 Role = Literal["builder", "runtime"]
 
-IMAGES_DIR_ENV = "TRT_EDGE_IMAGES_DIR"
+IMAGES_DIR_ENV = settings.IMAGES_DIR
 REPOSITORY_PREFIX = "trt-edge/"
 
 # Labels every image carries (OCI keys where one fits, ours under io.trt-edge.*).
@@ -100,10 +100,7 @@ class ImageSpec:
 
 def images_dir() -> Path:
     """The `images/` folder: `$TRT_EDGE_IMAGES_DIR`, else the checkout this package lives in."""
-    override = os.environ.get(IMAGES_DIR_ENV)
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[3] / "images"
+    return settings.resolve().images_dir.value
 
 
 def image_names(root: Path | None = None) -> tuple[str, ...]:

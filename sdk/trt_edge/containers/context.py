@@ -20,12 +20,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from trt_edge import settings
 from trt_edge.containers import dockerfile, runner_tarball
 from trt_edge.containers.catalog import ImageSpec
 from trt_edge.containers.errors import RunnerTarballError
 
-CA_DIR_ENV = "TRT_EDGE_EXTRA_CA_DIR"
-DEFAULT_CA_DIR = Path("/usr/local/share/ca-certificates")
+CA_DIR_ENV = settings.EXTRA_CA_DIR
 
 # Which files of a project package go into an image: the Python package and its metadata.
 _SKIP_ANYWHERE = {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
@@ -76,7 +76,7 @@ def source_files(package: str, root: Path | None = None) -> list[Path]:
 
 def extra_ca_certs() -> list[Path]:
     """The host's extra CA certificates (`*.crt`, as update-ca-certificates expects)."""
-    folder = Path(os.environ.get(CA_DIR_ENV) or DEFAULT_CA_DIR)
+    folder = settings.resolve().extra_ca_dir.value
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.rglob("*.crt") if p.is_file())

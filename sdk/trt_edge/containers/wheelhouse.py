@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from trt_edge import settings
 from trt_edge.containers.catalog import ImageSpec, PipPlatform
 from trt_edge.containers.errors import LockFileError, WheelhouseError
 from trt_edge.containers.lockfile import (
@@ -34,16 +35,12 @@ from trt_edge.containers.lockfile import (
     write_atomic,
 )
 
-WHEELHOUSE_ENV = "TRT_EDGE_WHEELHOUSE"
 Progress = Callable[[str], None]
 
 
 def wheelhouse_dir() -> Path:
-    override = os.environ.get(WHEELHOUSE_ENV)
-    if override:
-        return Path(override)
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "trt-edge-wheelhouse"
+    """`$TRT_EDGE_WHEELHOUSE`, else the user's cache folder (`trt_edge.settings`)."""
+    return settings.resolve().wheelhouse.value
 
 
 def _quiet(_: str) -> None:

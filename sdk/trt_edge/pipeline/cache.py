@@ -26,16 +26,15 @@ from typing import Any
 
 from trt_edge_runner.bundle_format import canonical_json
 
+from trt_edge import settings
+
 DIGEST_FILE = "digest.json"
 ORIGIN_FILE = "origin.json"
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get("TRT_EDGE_CACHE")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "trt-edge"
+    """`$TRT_EDGE_CACHE`, else the user's cache folder (`trt_edge.settings`)."""
+    return settings.resolve().cache_dir.value
 
 
 def cache_key(**parts: Any) -> str:
