@@ -208,7 +208,9 @@ const std::vector<Subcommand> kSubcommands = {
      "with streaming, sampling, cancel and prefix reuse; infer; ping; shutdown): the protocol is\n"
      "docs/engine-protocol.md. A failure to start is the --json error document, on one line.\n"},
     {Command::kVersion, "version", "version, architecture, ExecuTorch version, backends, interface",
-     "[--json]", {"--json"}, check_nothing, ""},
+     "[--json]", {"--json", "--progress"}, check_nothing,
+     "--progress is taken and does nothing (there are no stages), so a parent may pass it to\n"
+     "every subcommand.\n"},
 };
 
 }  // namespace
