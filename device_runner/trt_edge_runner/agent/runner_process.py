@@ -73,10 +73,11 @@ _FLAG_FORM = {
 
 
 def _schema_for(argv: Sequence[str]) -> str:
-    """The schema of the success document a command line asks for (trt_edge_runner/schemas):
-    its subcommand's, or in the flag-only form its mode flag's."""
-    if argv and argv[0] in _SCHEMAS:
-        return _SCHEMAS[argv[0]]
+    """The schema of the success document a command line (the program, then its arguments)
+    asks for (trt_edge_runner/schemas): its subcommand's, or in the flag-only form its mode
+    flag's."""
+    if len(argv) > 1 and argv[1] in _SCHEMAS:
+        return _SCHEMAS[argv[1]]
     for flag, subcommand in _FLAG_FORM.items():
         if flag in argv:
             return _SCHEMAS[subcommand]
