@@ -90,8 +90,8 @@ def main() -> int:
             return 1
         slot = work / "device" / "current"
         health_cmd = [*agent, "health", "--json", "--max-regression", "1000"]
-        bench_cmd = [str(runner), "--bundle", str(slot), "--phase", "decode", "--bench", "3"]
-        phases_cmd = [str(runner), "--bundle", str(slot), "--phases", "all", "--runs", "3"]
+        bench_cmd = [str(runner), "run", "--bundle", str(slot), "--phase", "decode", "--bench", "3"]
+        phases_cmd = [str(runner), "phases", "--bundle", str(slot), "--runs", "3"]
         phases_cmd += ["--warmup", "1", "--json"]
         health_s, bench_s, phases_s = [], [], []
         for _ in range(REPEAT):  # interleaved: load drift hits both alike

@@ -231,7 +231,7 @@ def bench_decode(work: Path, rounds: int, steps: int) -> None:
 def cpp_generate(runner: Path, bundle: Path, prompt: list[int]) -> tuple[dict[str, Any], float]:
     """`trt-edge-run --generate --json` in a fresh process: its document and the process's
     wall time (start, bundle.json, sha256 of the files, program load, generation, exit)."""
-    argv = [str(runner), "--bundle", str(bundle), "--generate", "--json"]
+    argv = [str(runner), "generate", "--bundle", str(bundle), "--json"]
     argv += ["--prompt-ids", ",".join(map(str, prompt)), "--max-new-tokens", str(NEW_TOKENS)]
     started = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, check=False)

@@ -413,7 +413,7 @@ def build_et(work: Path, column: Column, scheme: str, layers: int, args: Any) ->
 # ---- runs ----------------------------------------------------------------------------------------
 def run_trt(column: Column, runner: Path, ids: list[int], new: int) -> dict[str, Any]:
     bundle = Path(column.build["bundle"])
-    argv = [str(runner), "--bundle", str(bundle), "--generate", "--json"]
+    argv = [str(runner), "generate", "--bundle", str(bundle), "--json"]
     argv += ["--prompt-ids", ",".join(map(str, ids)), "--max-new-tokens", str(new)]
     run = measure_child(argv, what=f"trt-edge-run --generate ({column.name})")
     doc = json.loads(run.stdout)

@@ -128,8 +128,8 @@ def _python_side(bundle: Path) -> dict[str, float]:
 def cpp_side(bundle: Path) -> dict[str, float]:
     binary = cpp_binary()
     proc = subprocess.run(
-        [str(binary), "--bundle", str(bundle), "--phase", "decode", "--bench", str(ITERATIONS),
-         "--json"],
+        [str(binary), "run", "--bundle", str(bundle), "--phase", "decode",
+         "--bench", str(ITERATIONS), "--json"],
         capture_output=True, text=True, check=False, timeout=1800,
     )  # fmt: skip
     if proc.returncode != 0:

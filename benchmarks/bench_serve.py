@@ -153,7 +153,7 @@ async def served_level(
 def oneshot_request(
     runner: Path, bundle: Path, prompt: list[int], new_tokens: int, *flags: str
 ) -> tuple[Sample, dict[str, Any]]:
-    argv = [str(runner), "--bundle", str(bundle), "--generate", "--json", *flags]
+    argv = [str(runner), "generate", "--bundle", str(bundle), "--json", *flags]
     argv += ["--prompt-ids", ",".join(map(str, prompt)), "--max-new-tokens", str(new_tokens)]
     started = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, check=False)

@@ -170,10 +170,10 @@ def test_a_request_the_cache_cannot_hold_is_refused_before_anything_runs(
         (["--prompt-ids", "2,,4"], "--prompt-ids 2,,4: expected comma-separated integers"),
         (["--prompt-ids", "2,-1"], "--prompt-ids 2,-1: -1 is negative"),
         (["--prompt-ids", "2", "--max-new-tokens", "0"], "--max-new-tokens 0: must be between 1"),
-        ([], "--generate needs --prompt-ids"),
-        (["--prompt-ids", "2", "--phase", "decode"], "--generate runs the prompt under 'prefill'"),
-        (["--prompt-ids", "2", "--phases", "all"], "it takes no --phase, --profile, --auto"),
-        (["--prompt-ids", "2", "--dims", "seq=4"], "it takes no --inputs, --outputs, --dims"),
+        ([], "generate: --prompt-ids 1,2,3 is required"),
+        (["--prompt-ids", "2", "--phase", "decode"], "exactly one of --phase, --profile, --auto"),
+        (["--prompt-ids", "2", "--phases", "all"], "exactly one of --phase, --profile, --auto"),
+        (["--prompt-ids", "2", "--dims", "seq=4"], "generate: --dims is not a flag of generate"),
     ],
 )
 def test_bad_flags_are_usage_errors_naming_the_flag(
@@ -190,7 +190,7 @@ def test_prompt_ids_need_generate(trt_edge_run: Path, bundle: Path) -> None:
     argv = [str(trt_edge_run), "--bundle", str(bundle), "--phase", "decode", "--prompt-ids", "2"]
     done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=300)
     assert done.returncode == EXIT_USAGE
-    assert "--prompt-ids and --max-new-tokens go with --generate" in done.stderr
+    assert "run: --prompt-ids is not a flag of run; it goes with generate" in done.stderr
 
 
 def test_a_phase_the_policy_does_not_name_runs_under_auto_like_python(

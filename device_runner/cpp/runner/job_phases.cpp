@@ -20,10 +20,10 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-/// --phases: every phase (or those named) at its profile's opt shape, warm-up then timed runs.
+/// phases: every phase (or those named) at its profile's opt shape, warm-up then timed runs.
 int run_phases(const Options& o, ProfiledModule& module) {
   const Bundle& b = module.bundle();
-  std::vector<std::string> names = *o.phases;
+  std::vector<std::string> names = o.phases;
   if (names.empty()) {
     for (const auto& [phase, target] : b.phases) names.push_back(phase);
   }

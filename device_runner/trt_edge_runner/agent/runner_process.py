@@ -56,17 +56,32 @@ _Record = TypeVar("_Record", bound="DataclassInstance")
 _ELF_MACHINES = {0x3E: "x86_64", 0xB7: "aarch64", 0x28: "arm", 0xF3: "riscv64", 0x03: "x86"}
 
 
+_SCHEMAS = {
+    "version": "runner-version",
+    "load": "runner-load",
+    "generate": "runner-generate",
+    "phases": "runner-phases",
+    "run": "runner-run",
+}
+# The flag-only form (`trt-edge-run --load ...`), which every runner still takes.
+_FLAG_FORM = {
+    "--version": "version",
+    "--load": "load",
+    "--generate": "generate",
+    "--phases": "phases",
+}
+
+
 def _schema_for(argv: Sequence[str]) -> str:
-    """The schema of the success document a command line asks for (trt_edge_runner/schemas)."""
-    for flag, name in (
-        ("--version", "runner-version"),
-        ("--load", "runner-load"),
-        ("--generate", "runner-generate"),
-        ("--phases", "runner-phases"),
-    ):
+    """The schema of the success document a command line (the program, then its arguments)
+    asks for (trt_edge_runner/schemas): its subcommand's, or in the flag-only form its mode
+    flag's."""
+    if len(argv) > 1 and argv[1] in _SCHEMAS:
+        return _SCHEMAS[argv[1]]
+    for flag, subcommand in _FLAG_FORM.items():
         if flag in argv:
-            return name
-    return "runner-run"
+            return _SCHEMAS[subcommand]
+    return _SCHEMAS["run"]
 
 
 def _tupled(value: Any) -> Any:
@@ -189,6 +204,8 @@ class RunnerProcess:
         if not probe:
             return cls(found, {}, timeout_s)
         probe_run = cls(found, {}, VERSION_TIMEOUT_S)
+        # The flag-only form on purpose: every runner ever shipped answers it, so the probe
+        # reads an older runner's facts too instead of failing on the `version` subcommand.
         doc = probe_run.run_json(["--version", "--json"], what="answering --version")
         return cls(found, doc["runner"], timeout_s)
 
@@ -345,7 +362,7 @@ class RunnerProcess:
     ) -> tuple[dict[str, Any], list[PhaseRun]]:
         """Every phase of the bundle's runtime policy at its profile's opt shape: `warmup`
         untimed runs, then `runs` timed ones. The document and one PhaseRun per phase."""
-        args = ["--bundle", str(bundle_dir), "--phases", "all", "--runs", str(runs)]
+        args = ["phases", "--bundle", str(bundle_dir), "--runs", str(runs)]
         args += ["--warmup", str(warmup), "--seed", str(seed)]
         doc = self.run_json(args, what=f"running {bundle_dir}")
         return doc, [read_record(PhaseRun, p) for p in doc["phases"]]
@@ -359,9 +376,9 @@ class RunnerProcess:
         verify: bool = True,
         env: Mapping[str, str] | None = None,
     ) -> tuple[dict[str, Any], GenerationRun]:
-        """Greedy generation (`--generate`): the prompt under the bundle's prefill phase, each
-        new token under decode. The document and its typed reading."""
-        args = ["--bundle", str(bundle_dir), "--generate"]
+        """Greedy generation (`trt-edge-run generate`): the prompt under the bundle's prefill
+        phase, each new token under decode. The document and its typed reading."""
+        args = ["generate", "--bundle", str(bundle_dir)]
         args += ["--prompt-ids", ",".join(str(t) for t in prompt_ids)]
         args += ["--max-new-tokens", str(max_new_tokens)]
         if not verify:
@@ -370,5 +387,6 @@ class RunnerProcess:
         return doc, GenerationRun.from_document(doc)
 
     def load(self, bundle_dir: Path) -> dict[str, Any]:
-        """Check and load the bundle (`--load`), executing nothing: its mode, phases, profiles."""
-        return self.run_json(["--bundle", str(bundle_dir), "--load"], what=f"loading {bundle_dir}")
+        """Check and load the bundle (`trt-edge-run load`), executing nothing: its mode, phases,
+        profiles."""
+        return self.run_json(["load", "--bundle", str(bundle_dir)], what=f"loading {bundle_dir}")

@@ -7,7 +7,7 @@ their declared `values`. Timing is the runner's own measurement of `execute`,
 median of `runs`.
 
 Two engines do it. `CppEngine` (the default) runs the C++ runner `trt-edge-run
---phases all` as a child process, so a crash inside ExecuTorch is a failed run,
+phases` as a child process, so a crash inside ExecuTorch is a failed run,
 not a dead agent, and the device needs no torch, executorch or numpy.
 `PythonEngine` runs ExecuTorch's Python runtime in this process: an explicit
 opt-in (`--engine python`, device.json `engine`) for a device that has it.
@@ -44,7 +44,7 @@ class PhaseEngine(Protocol):
 
 @dataclass(frozen=True)
 class CppEngine:
-    """`trt-edge-run --phases all` in a child process."""
+    """`trt-edge-run phases` in a child process."""
 
     runner: RunnerProcess
     name: str = "cpp"

@@ -1,7 +1,7 @@
 """`trt-edge-device generate BUNDLE (--prompt-ids 1,2,3 | --prompt TEXT [--chat [--system S]]
 | --messages FILE) [--stop TEXT]... [--max-new-tokens N] [--json]`.
 
-Greedy generation on the device, through the C++ runner (`trt-edge-run --generate`, a child
+Greedy generation on the device, through the C++ runner (`trt-edge-run generate`, a child
 process found like `run`'s: `--runner`, `$TRT_EDGE_RUNNER`, device.json `runner`, PATH): the
 prompt runs under the bundle's `prefill` phase (in chunks when longer than its profile), each
 new token under `decode`, until an eos id or `--max-new-tokens`. A causal LM (bundle.json

@@ -5,7 +5,7 @@ found, its version, architecture, ExecuTorch version, registered backends and
 whether it has the native TensorRT profile guard: a multi-profile TensorRT
 bundle runs profile 0 only without it), and the Python packages installed (read
 from their metadata: nothing is imported). With a bundle: checks and loads it
-(`trt-edge-run --load`, nothing executes), then shows its mode, phases, profiles
+(`trt-edge-run load`, nothing executes), then shows its mode, phases, profiles
 and whether it runs profile 0 only. `--engine python` asks ExecuTorch's Python
 runtime instead (it imports torch).
 """
@@ -105,7 +105,7 @@ def device_memory() -> dict[str, Any]:
 
 def bundle_memory(bundle: Path, peak_rss_bytes: Any) -> dict[str, Any] | None:
     """The bundle's recorded needs (`bundle.json` `memory`) and the runner's measured peak
-    RSS with it loaded (`peak_rss_bytes` of `trt-edge-run --load --json`, when the runner
+    RSS with it loaded (`peak_rss_bytes` of `trt-edge-run load --json`, when the runner
     reports it); None when the bundle records no needs and nothing was measured."""
     from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
 

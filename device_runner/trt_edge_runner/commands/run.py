@@ -264,7 +264,7 @@ def run_cpp(args: argparse.Namespace) -> int:
         if args.profile is not None
         else ["--auto"]
     )
-    argv = ["--bundle", str(args.bundle), *request, "--seed", str(args.seed)]
+    argv = ["run", "--bundle", str(args.bundle), *request, "--seed", str(args.seed)]
     if args.dims:
         argv += ["--dims", *args.dims]
     if args.check_values:

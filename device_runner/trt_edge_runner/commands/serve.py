@@ -1,6 +1,6 @@
 """`trt-edge-device serve [--bundle DIR] [--host H] [--port P] [--runner PATH]`: the service.
 
-One long-lived C++ engine (`trt-edge-run --serve`) per loaded bundle behind an
+One long-lived C++ engine (`trt-edge-run serve`) per loaded bundle behind an
 OpenAI-compatible API (causal LMs), the Open Inference Protocol (KServe v2, every bundle)
 and Prometheus `/metrics`. Without `--bundle` it serves the agent's active slot and follows
 installs and rollbacks (hot swap). Loopback by default; any other address needs an API key.

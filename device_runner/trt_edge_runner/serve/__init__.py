@@ -1,6 +1,6 @@
 """`trt-edge-device serve`: the device's long-lived service around one C++ engine per bundle.
 
-One module per job: `engine_client` (the `trt-edge-run --serve` child over its JSON-lines
+One module per job: `engine_client` (the `trt-edge-run serve` child over its JSON-lines
 pipe), `scheduler` (one request in the engine, a bounded queue before it, deadlines),
 `supervisor` (start, smoke-run, restart with backoff), `loaded_model` (a bundle with its engine,
 scheduler and text), `openai_routes` and `kserve_routes` (the protocols clients speak),

@@ -1,4 +1,4 @@
-"""One `trt-edge-run --bundle DIR --serve` child and the JSON-lines pipe to it.
+"""One `trt-edge-run serve --bundle DIR` child and the JSON-lines pipe to it.
 
 Why a child process: a fatal signal inside ExecuTorch ends the engine, not the service; the
 parent sees EOF and the exit status (docs/engine-protocol.md). This module only talks the
@@ -122,7 +122,7 @@ class EngineProcess:
         env: Mapping[str, str] | None = None,
     ) -> EngineProcess:
         """Start the engine on `bundle` and wait for `ready`; EngineStartError otherwise."""
-        argv = [str(runner), "--bundle", str(bundle), "--serve"]
+        argv = [str(runner), "serve", "--bundle", str(bundle)]
         if not verify:
             argv.append("--no-verify")
         if single_thread:
