@@ -38,7 +38,8 @@ def steady(value: Any) -> Any:
 
 def document(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    doc: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return doc
 
 
 @pytest.mark.parametrize(
