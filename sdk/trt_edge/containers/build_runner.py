@@ -619,7 +619,7 @@ def run_plan(
 
 
 def exit_error(
-    exit: ContainerExit,
+    ended: ContainerExit,
     output: str,
     *,
     manifest: Path,
@@ -630,18 +630,18 @@ def exit_error(
     the build said about its failure (`_EventState.error_text`); `image` names the image
     in the message. The build's own exit codes (1: it failed, 2: bad input) pass through;
     anything else is a kill, which says which limit or signal it was."""
-    if exit.timed_out:
+    if ended.timed_out:
         return ContainerTimeoutError(
             f"the container build of {manifest} ran longer than {limits.timeout_s:.0f} s "
             "and was killed; raise TRT_EDGE_CONTAINER_TIMEOUT (seconds) if it needs longer"
         )
-    if exit.oom_killed:
+    if ended.oom_killed:
         return ContainerResourceError(
             f"the container build of {manifest} exceeded its memory limit "
             f"({limits.memory}) and was killed; raise it with TRT_EDGE_CONTAINER_MEMORY "
             "(e.g. 8g)"
         )
-    status = exit.status
+    status = ended.status
     if status == 0:
         return None
     if status in (2, 1):
