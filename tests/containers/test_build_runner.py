@@ -22,6 +22,7 @@ import pytest
 from trt_edge.containers import catalog
 from trt_edge.containers.build_runner import (
     CONTAINER_LABEL,
+    BuildMode,
     ContainerLimits,
     build_in_container,
     choose_mode,
@@ -349,24 +350,28 @@ def test_choose_mode_prefers_a_current_image_and_explains_otherwise(
 ) -> None:
     monkeypatch.delenv("TRT_EDGE_BUILD_MODE", raising=False)
     current = build_image("cpu", client=docker_client)  # current for this very checkout
-    mode, reason = choose_mode("cpu-x86_64", None)
-    assert (mode, current.tag in reason) == ("container", True)
+    mode = choose_mode("cpu-x86_64", None)
+    assert (mode.kind, current.tag in mode.reason) == ("container", True)
+    # What the choice found is what the build runs with: nothing is looked up again.
+    assert mode.setup is not None and mode.setup.image is not None
+    assert (mode.setup.target.id, mode.setup.builder.image) == ("cpu-x86_64", "cpu")
+    assert (mode.setup.image.tag, mode.setup.lock) == (current.tag, None)
     from trt_edge.containers.gpu import host_gpus
 
-    mode, reason = choose_mode("x86-ampere", None, backend="tensorrt")
-    assert mode == "local"
+    mode = choose_mode("x86-ampere", None, backend="tensorrt")
+    assert mode.kind == "local"
     if host_gpus():
-        assert "`trt-edge images build x86-trt`" in reason
+        assert "`trt-edge images build x86-trt`" in mode.reason
     else:
-        assert "'x86-ampere' with backend tensorrt needs TensorRT" in reason
-        assert reason.endswith("; building locally")
+        assert "'x86-ampere' with backend tensorrt needs TensorRT" in mode.reason
+        assert mode.reason.endswith("; building locally")
         # auto on a host without a GPU builds XNNPACK, which the cpu builder does.
-        mode, reason = choose_mode("x86-ampere", None)
-        assert (mode, current.tag in reason) == ("container", True)
-        assert "auto: x86-ampere runs TensorRT but this host has no NVIDIA GPU" in reason
-    assert choose_mode("cpu-x86_64", "local") == ("local", "--local")
+        mode = choose_mode("x86-ampere", None)
+        assert (mode.kind, current.tag in mode.reason) == ("container", True)
+        assert "auto: x86-ampere runs TensorRT but this host has no NVIDIA GPU" in mode.reason
+    assert choose_mode("cpu-x86_64", "local") == BuildMode("local", "--local")
     monkeypatch.setenv("TRT_EDGE_BUILD_MODE", "local")
-    assert choose_mode("cpu-x86_64", None) == ("local", "TRT_EDGE_BUILD_MODE=local")
+    assert choose_mode("cpu-x86_64", None) == BuildMode("local", "TRT_EDGE_BUILD_MODE=local")
 
 
 def test_choose_mode_with_a_stale_image_builds_locally_and_says_how_to_fix(
@@ -379,10 +384,10 @@ def test_choose_mode_with_a_stale_image_builds_locally_and_says_how_to_fix(
     dockerfile.write_text(dockerfile.read_text() + "# changed\n")
     monkeypatch.setenv(catalog.IMAGES_DIR_ENV, str(images))
     monkeypatch.delenv("TRT_EDGE_BUILD_MODE", raising=False)
-    mode, reason = choose_mode("cpu-x86_64", None)
-    assert mode == "local"
-    assert "no current builder image trt-edge/cpu" in reason
-    assert "`trt-edge images build cpu`" in reason
+    mode = choose_mode("cpu-x86_64", None)
+    assert mode.kind == "local"
+    assert "no current builder image trt-edge/cpu" in mode.reason
+    assert "`trt-edge images build cpu`" in mode.reason
 
 
 def test_a_container_build_never_reuses_stages_computed_on_the_host(

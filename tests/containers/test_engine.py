@@ -47,9 +47,9 @@ def test_default_mode_without_daemon_is_local_with_a_notice(
 ) -> None:
     monkeypatch.setenv("DOCKER_HOST", NOWHERE)
     monkeypatch.delenv("TRT_EDGE_BUILD_MODE", raising=False)
-    mode, reason = choose_mode("cpu-x86_64", None)
-    assert mode == "local"
-    assert "no Docker engine reachable" in reason
+    mode = choose_mode("cpu-x86_64", None)
+    assert mode.kind == "local"
+    assert "no Docker engine reachable" in mode.reason
 
 
 def test_socket_permission_denied_names_the_group_fix() -> None:
@@ -107,12 +107,16 @@ def test_default_mode_for_a_tensorrt_build_without_gpu_is_local(
         .replace("targets: [cpu-x86_64]", "targets: [x86-ampere]")
     )
     manifest.write_text(text.replace("backend: xnnpack", "backend: tensorrt"))
-    mode, reason = choose_mode(None, None, manifest)  # the manifest's first target and backend
-    assert mode == "local"
-    assert "'x86-ampere' with backend tensorrt needs TensorRT" in reason
-    assert "no NVIDIA GPU" in reason
+    mode = choose_mode(None, None, manifest)  # the manifest's first target and backend
+    assert mode.kind == "local"
+    assert "'x86-ampere' with backend tensorrt needs TensorRT" in mode.reason
+    assert "no NVIDIA GPU" in mode.reason
     # The same target with the manifest's CPU backend is the cpu builder's job.
     manifest.write_text(text)
-    mode, reason = choose_mode(None, None, manifest)
-    assert "TensorRT" not in reason
-    assert ("trt-edge/cpu:" in reason) if mode == "container" else ("trt-edge/cpu " in reason)
+    mode = choose_mode(None, None, manifest)
+    assert "TensorRT" not in mode.reason
+    assert (
+        ("trt-edge/cpu:" in mode.reason)
+        if mode.kind == "container"
+        else ("trt-edge/cpu " in mode.reason)
+    )

@@ -178,12 +178,12 @@ def test_without_a_flag_a_manifest_without_a_current_lock_builds_locally_and_say
     from trt_edge.containers.build_runner import choose_mode
 
     monkeypatch.delenv("TRT_EDGE_BUILD_MODE", raising=False)
-    mode, reason = choose_mode(None, None, project)
-    assert mode == "container" and cpu_image_ref.tag in reason
+    mode = choose_mode(None, None, project)
+    assert mode.kind == "container" and cpu_image_ref.tag in mode.reason
     unlocked = project.with_name("unlocked.yaml")  # same model, a manifest with no lock
     unlocked.write_text(project.read_text())
-    mode, reason = choose_mode(None, None, unlocked)
-    assert mode == "local"
-    assert f"there is no {unlocked.with_name('unlocked.cpu.lock')}" in reason
-    assert f"`trt-edge lock {unlocked} --builder cpu`" in reason
-    assert reason.endswith("building locally (a current lock enables container builds)")
+    mode = choose_mode(None, None, unlocked)
+    assert mode.kind == "local"
+    assert f"there is no {unlocked.with_name('unlocked.cpu.lock')}" in mode.reason
+    assert f"`trt-edge lock {unlocked} --builder cpu`" in mode.reason
+    assert mode.reason.endswith("building locally (a current lock enables container builds)")

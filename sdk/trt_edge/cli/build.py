@@ -34,6 +34,7 @@ from trt_edge.cli._manifest import add_manifest_argument
 from trt_edge.pipeline.stages import flow
 
 if TYPE_CHECKING:
+    from trt_edge.containers.build_runner import BuildMode
     from trt_edge.pipeline.events import BuildEvent
 
 BACKEND_CHOICES = ("auto", "xnnpack", "portable", "tensorrt")
@@ -196,23 +197,17 @@ class RichProgress:
         self.progress.update(self._task(stage), completed=1, description=self._line(stage, note))
 
 
-def _choose_mode(args: argparse.Namespace, resolved: Any) -> tuple[str, str]:
+def _choose_mode(args: argparse.Namespace, resolved: Any) -> BuildMode:
+    """Where this build runs (`build_runner.choose_mode`), decided once: a container build
+    the tool chose carries what it found, which `_build` hands on instead of resolving it
+    again."""
+    # Not at module level: the container modules cost `trt-edge --help` ~0.3 s to import.
+    from trt_edge.containers import build_runner
+
     requested = "container" if args.container else "local" if args.local else None
-    if requested == "local":
-        return "local", "--local"
-    try:
-        from trt_edge.containers import build_runner
-    except ImportError:
-        if requested == "container":
-            return "unavailable", (
-                "container builds need trt_edge.containers.build_runner, which this "
-                "installation does not have; use --local"
-            )
-        return "local", "no container support installed: building locally"
-    mode, reason = build_runner.choose_mode(
+    return build_runner.choose_mode(
         args.target, requested, args.manifest, backend=args.backend, resolved=resolved
     )
-    return str(mode), str(reason)
 
 
 def _summary(console: Any, result: Any, elapsed: float) -> None:
@@ -356,11 +351,9 @@ def run(args: argparse.Namespace) -> int:
         sinks = [sink for sink in (_display(args, err), stream) if sink is not None]
         try:
             resolved = load(manifest)  # once: the mode choice and the build share it
-            mode, reason = _choose_mode(args, resolved)
-            if mode == "unavailable":
-                raise UsageError(reason)
+            mode = _choose_mode(args, resolved)
             started = time.perf_counter()
-            result = _build(args, manifest, resolved, mode, reason, sinks, err)
+            result = _build(args, manifest, resolved, mode, sinks, err)
         except TrtEdgeError as error:
             if stream is not None:
                 stream(_failed(error))
@@ -373,8 +366,7 @@ def _build(
     args: argparse.Namespace,
     manifest: Path,
     resolved: Any,
-    mode: str,
-    reason: str,
+    mode: BuildMode,
     sinks: list[Any],
     err: Any,
 ) -> Any:
@@ -393,12 +385,12 @@ def _build(
         manifest=resolved,
     )
     display = next((s for s in sinks if isinstance(s, RichProgress)), None)
-    if mode == "container":
-        from trt_edge.containers.build_runner import build_in_container
+    if mode.kind == "container":
+        from trt_edge.containers.build_runner import build_in_container  # see _choose_mode
 
-        err.print(f"building in a container: {reason}")
+        err.print(f"building in a container: {mode.reason}")
         with display if display is not None else nullcontext():
-            return build_in_container(manifest, options, args.target, args.image)
+            return build_in_container(manifest, options, args.target, args.image, setup=mode.setup)
     quiet = nullcontext() if args.verbose else quiet_library_noise()
     with quiet, display if display is not None else nullcontext():
         return build(manifest, options)

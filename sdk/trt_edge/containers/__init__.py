@@ -18,5 +18,7 @@ must stay instant, so the SDK is imported inside the functions that talk to the 
 - `requirements_lock`: the lock of a manifest's `model.requirements` for one builder image
   (`trt-edge lock`), and the check that refuses a missing or stale one.
 - `requirements_image`: the derived builder image holding those locked requirements.
-- `build_runner`: `choose_mode` and `build_in_container` for `trt-edge build --container`.
+- `build_runner`: `choose_mode` (→ `BuildMode`) and `build_in_container` for
+  `trt-edge build --container`: the container run as a `ContainerPlan`, its exit judged by
+  `exit_error`.
 """

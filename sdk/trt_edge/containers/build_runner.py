@@ -26,6 +26,14 @@ lock and image) into `bundle.json`
 and moves the bundle into
 place atomically with the pipeline's `StagedBundle` (the previous bundle stays
 intact until the final swap).
+
+Each fact is decided once and handed on as a value, so a build never resolves its
+target, builder or requirements lock twice and every decision is testable without an
+engine: `choose_mode` → `BuildMode` (local or container, why, and the `ContainerSetup`
+it found: target, builder choice, checked lock, current image); `RunImage` (the image
+the build runs in); `plan_container` → `ContainerPlan` (image, command, mounts,
+environment, limits: pure); `run_plan` (the only part that drives a container) →
+`ContainerExit`; `exit_error` (pure) → the error a failed exit is reported as.
 """
 
 from __future__ import annotations
@@ -36,18 +44,21 @@ import json
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
 
 from trt_edge.containers import catalog
 from trt_edge.containers.builder_choice import BuilderChoice, choose_builder
-from trt_edge.containers.engine import is_engine_error
+from trt_edge.containers.engine import connect, is_engine_error
 from trt_edge.containers.errors import (
     ContainerBuildError,
     ContainerError,
@@ -55,15 +66,26 @@ from trt_edge.containers.errors import (
     ContainerTimeoutError,
     ImageMissingError,
 )
+from trt_edge.containers.gpu import engine_has_nvidia_runtime, host_gpus
+from trt_edge.containers.images import ImageRef, find_current
+from trt_edge.containers.provenance import container_builder
+from trt_edge.containers.reference import check_image_reference
+from trt_edge.containers.requirements_image import ensure_requirements_image
+from trt_edge.containers.requirements_lock import RequirementsLock, check_lock
+from trt_edge.manifest import load_manifest
+from trt_edge.memory import bundle_warnings
+from trt_edge.pipeline import events
+from trt_edge.pipeline.bundle import StagedBundle, write_bundle_json
+from trt_edge.pipeline.cache import default_cache_dir
+from trt_edge.pipeline.environment import ENVIRONMENT_ENV, container_description
+from trt_edge.targets import Target, TargetCatalog, load_catalog
 
 if TYPE_CHECKING:
     from docker import DockerClient
     from docker.models.containers import Container
 
-    from trt_edge.containers.requirements_lock import RequirementsLock
     from trt_edge.manifest.resolved import ResolvedManifest
     from trt_edge.pipeline.run import BuildOptions, BuildResult
-    from trt_edge.targets import Target
 
 MODE_ENV = "TRT_EDGE_BUILD_MODE"  # 'local' | 'container': the default when no flag is given
 CONTAINER_LABEL = "io.trt-edge.build"
@@ -94,13 +116,45 @@ class ContainerLimits:
         return {"memory": self.memory, "cpus": self.cpus, "pids": self.pids}
 
 
-def _target(target_id: str | None, resolved: ResolvedManifest | None = None) -> Target:
-    from trt_edge.targets import load_catalog
+# --- what the build runs with, decided once -------------------------------------------
 
+
+@dataclass(frozen=True)
+class ContainerSetup:
+    """What a container build of one manifest runs with, resolved on the host before any
+    container starts, and handed on so that nothing is resolved a second time.
+
+    `manifest` is the manifest it was resolved for (None: none given, or it does not
+    load): a build of another manifest resolves its own. `image` is the current builder
+    image `choose_mode` found (None: not looked up yet; the build looks it up)."""
+
+    manifest: ResolvedManifest | None
+    target: Target
+    builder: BuilderChoice
+    lock: RequirementsLock | None  # the manifest's checked requirements lock, if it has any
+    image: ImageRef | None = None
+
+
+@dataclass(frozen=True)
+class BuildMode:
+    """Where `trt-edge build` runs — in this environment or in a builder image — and why
+    (the flag, `$TRT_EDGE_BUILD_MODE`, or what the tool found). A container build the tool
+    chose carries the `setup` it found to decide so; one asked for by flag carries none:
+    the build resolves it, and reports what is wrong as errors rather than as a reason."""
+
+    kind: Literal["local", "container"]
+    reason: str
+    setup: ContainerSetup | None = None
+
+
+def _target(
+    targets: TargetCatalog, target_id: str | None, resolved: ResolvedManifest | None
+) -> Target:
+    """`target_id`, else the manifest's first target, else `DEFAULT_TARGET`."""
     if target_id is None and resolved is not None and resolved.targets:
         target_id = resolved.targets[0]
     try:
-        return load_catalog().get(target_id or DEFAULT_TARGET)
+        return targets.get(target_id or DEFAULT_TARGET)
     except KeyError as err:
         raise ContainerBuildError(str(err), exit_code=2) from err
 
@@ -109,17 +163,37 @@ def _read_manifest(manifest_path: Path | None) -> ResolvedManifest | None:
     """The manifest when it loads without errors, else None (the build reports them)."""
     if manifest_path is None:
         return None
-    from trt_edge.manifest import load_manifest
-
     return load_manifest(manifest_path).manifest
 
 
 def choose_builder_for(target: Target, backend: str) -> BuilderChoice:
     """The builder for `target` and `backend` on this host (`ContainerBuildError` if none)."""
-    from trt_edge.containers.gpu import host_gpus
-    from trt_edge.targets import load_catalog
-
     return choose_builder(target, backend, bool(host_gpus()), load_catalog())
+
+
+def _requirements_lock(resolved: ResolvedManifest | None, builder: str) -> RequirementsLock | None:
+    """The manifest's checked lock for `builder` (None: no requirements); a missing or
+    stale lock is a `RequirementsLockError` naming the command that makes it."""
+    if resolved is None or not resolved.requirements:
+        return None
+    return check_lock(resolved, catalog.load_spec(builder))
+
+
+def _builder_of(
+    resolved: ResolvedManifest | None, target_id: str | None, backend: str | None
+) -> tuple[Target, BuilderChoice]:
+    """The target and the builder choice for it (`ContainerBuildError` if none)."""
+    target = _target(load_catalog(), target_id, resolved)
+    return target, choose_builder_for(target, backend or (resolved.backend if resolved else "auto"))
+
+
+def resolve_setup(
+    resolved: ResolvedManifest, target_id: str | None, backend: str | None
+) -> ContainerSetup:
+    """The setup of a container build asked for by flag: target, builder and the checked
+    lock, each a `ContainerError` if it cannot be had — all before any engine is asked."""
+    target, builder = _builder_of(resolved, target_id, backend)
+    return ContainerSetup(resolved, target, builder, _requirements_lock(resolved, builder.image))
 
 
 def choose_mode(
@@ -128,8 +202,8 @@ def choose_mode(
     manifest: Path | str | None = None,
     backend: str | None = None,
     resolved: ResolvedManifest | None = None,
-) -> tuple[str, str]:
-    """('local'|'container', why). Without a flag: container when an engine answers and the
+) -> BuildMode:
+    """The build's mode and why. Without a flag: container when an engine answers and the
     builder image of the backend that will run is current, else local with the reason and
     the fixing command.
 
@@ -144,116 +218,312 @@ def choose_mode(
     else:
         how = f"--{requested}"
     if requested == "local":
-        return "local", how
+        return BuildMode("local", how)
     if requested == "container":
-        return "container", how
-    from trt_edge.containers.engine import connect
-    from trt_edge.containers.images import find_current
-
-    manifest_path = Path(manifest) if manifest is not None else None
+        return BuildMode("container", how)
     if resolved is None:
-        resolved = _read_manifest(manifest_path)
+        resolved = _read_manifest(Path(manifest) if manifest is not None else None)
+    return _detect_mode(resolved, target, backend)
+
+
+def _detect_mode(
+    resolved: ResolvedManifest | None, target_id: str | None, backend: str | None
+) -> BuildMode:
+    """`choose_mode` without a flag: each fact a container build needs, in the order a
+    person fixes them (target/backend, engine, builder image, requirements lock)."""
     try:
-        chosen = _target(target, resolved)
-        choice = choose_builder_for(chosen, backend or (resolved.backend if resolved else "auto"))
+        target, builder = _builder_of(resolved, target_id, backend)
     except ContainerError as err:
-        return "local", f"{err}; building locally"
-    name = choice.image
+        return BuildMode("local", f"{err}; building locally")
+    found = _current_image(builder.image)
+    if isinstance(found, str):
+        return BuildMode("local", found)
+    try:
+        lock = _requirements_lock(resolved, builder.image)
+    except ContainerError as err:
+        hint = f"; {err.hint}" if err.hint else ""
+        reason = f"{err}{hint}: building locally (a current lock enables container builds)"
+        return BuildMode("local", reason)
+    why = f"Docker engine reachable and builder image {found.tag} is current ({builder.reason})"
+    return BuildMode("container", why, ContainerSetup(resolved, target, builder, lock, found))
+
+
+def _current_image(name: str) -> ImageRef | str:
+    """The current builder image `name`, or why there is none (a reason to build locally)."""
     try:
         client = connect(timeout=15)
     except ContainerError:
-        return "local", "no Docker engine reachable: building locally (--local)"
+        return "no Docker engine reachable: building locally (--local)"
     try:
         ref = find_current(client, name)
     except ContainerError as err:
-        return "local", f"builder image {name!r} unusable ({err}): building locally"
+        return f"builder image {name!r} unusable ({err}): building locally"
     finally:
         client.close()
     if ref is None:
-        return "local", (
+        return (
             f"no current builder image {catalog.REPOSITORY_PREFIX}{name} for this checkout: "
             f"building locally; `trt-edge images build {name}` enables container builds"
         )
-    unready = _requirements_unready(resolved, name)
-    if unready is not None:
-        return "local", unready
-    return "container", (
-        f"Docker engine reachable and builder image {ref.tag} is current ({choice.reason})"
+    return ref
+
+
+# --- the image the build runs in --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunImage:
+    """The image a container build runs in (`tag`, `id`): the builder image (`builder_*`),
+    or the builder plus the manifest's locked requirements, which `requirements` records
+    for provenance (None: the manifest has none)."""
+
+    tag: str
+    id: str
+    builder_tag: str
+    builder_id: str
+    builder_labels: Mapping[str, str]
+    builder_digests: tuple[str, ...] = ()
+    requirements: dict[str, Any] | None = None
+
+
+def _builder_image(
+    client: DockerClient, setup: ContainerSetup, image: str | None
+) -> tuple[str, Any]:
+    """(tag, docker `Image`) of the builder: `--image`, else the current one of the choice."""
+    import docker.errors
+
+    name = setup.builder.image
+    if image is not None:
+        try:
+            return image, client.images.get(image)
+        except docker.errors.ImageNotFound as err:
+            raise ImageMissingError(
+                f"builder image {image!r} (--image) is not present locally; build it with "
+                f"`trt-edge images build {name}` or load it with `docker load -i FILE`",
+                exit_code=2,
+            ) from err
+    ref = setup.image or find_current(client, name)
+    if ref is None:
+        raise ImageMissingError(
+            f"no current builder image {catalog.REPOSITORY_PREFIX}{name} for target "
+            f"{setup.target.id!r} with backend {setup.builder.backend} (missing, or built from "
+            "other sources/lock); build it with "
+            f"`trt-edge images build {name}`, or build with --local",
+            exit_code=2,
+        )
+    return ref.tag, client.images.get(ref.id)
+
+
+def _run_image(
+    client: DockerClient,
+    setup: ContainerSetup,
+    resolved: ResolvedManifest,
+    image: str | None,
+    echo: Callable[[str], None],
+) -> RunImage:
+    """The builder, or the builder plus the manifest's locked requirements (made unless
+    present).
+
+    The lock was checked against this checkout's builder lock; an image given with
+    --image may come from another lock (or builder), so it is checked against that one."""
+    tag, builder_image = _builder_image(client, setup, image)
+    labels = dict(builder_image.labels or {})
+    plain = RunImage(
+        tag,
+        str(builder_image.id),
+        tag,
+        str(builder_image.id),
+        labels,
+        tuple(builder_image.attrs.get("RepoDigests") or ()),
+    )
+    lock = setup.lock
+    if lock is None:
+        return plain
+    builder = labels.get(catalog.LABEL_IMAGE) or setup.builder.image
+    builder_lock = labels.get(catalog.LABEL_LOCK)
+    if builder != lock.header.builder or (
+        builder_lock is not None and builder_lock != lock.header.builder_lock_sha256
+    ):
+        lock = check_lock(resolved, catalog.load_spec(builder), builder_lock)
+    derived = ensure_requirements_image(
+        client, builder, tag, builder_image, lock, manifest_path=resolved.source_path, progress=echo
+    )
+    requirements: dict[str, Any] = {
+        "lock": lock.path.name,
+        "lock_sha256": lock.sha256(),
+        "packages": lock.packages(),  # what the lock installed over the builder
+        "image": derived.tag if derived else None,
+        "image_id": derived.id if derived else None,
+    }
+    if derived is None:
+        return dataclasses.replace(plain, requirements=requirements)
+    return dataclasses.replace(plain, tag=derived.tag, id=derived.id, requirements=requirements)
+
+
+# --- the container run, as a value ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A host folder the container sees at the same path, so messages and provenance
+    name the paths a local build would."""
+
+    path: Path
+    read_only: bool
+
+
+@dataclass(frozen=True)
+class BuildFolders:
+    """The host paths of one container build: the manifest, the private staging folder
+    (inside the output directory) and the stage cache."""
+
+    manifest: Path
+    staging: Path
+    cache: Path
+
+
+@dataclass(frozen=True)
+class ContainerPlan:
+    """Everything the container of one build is created with; `run_plan` only executes
+    it, so what a build asks of the engine is readable and tested without one."""
+
+    image: str
+    command: tuple[str, ...]
+    user: str  # uid:gid of the host's user: outputs are not root-owned
+    working_dir: Path
+    mounts: tuple[Mount, ...]
+    environment: Mapping[str, str]
+    limits: ContainerLimits
+    gpus: bool  # the host's GPUs, for a TensorRT build
+    network: str = "none"
+    labels: Mapping[str, str] = field(default_factory=lambda: {CONTAINER_LABEL: "1"})
+
+    def docker_arguments(self) -> dict[str, Any]:
+        """`containers.create` keyword arguments, less the GPU device requests."""
+        return {
+            "user": self.user,
+            "network_mode": self.network,
+            "mem_limit": self.limits.memory,
+            "memswap_limit": self.limits.memory,  # no swap: the limit is the limit
+            "nano_cpus": int(self.limits.cpus * 1e9),
+            "pids_limit": self.limits.pids,
+            "volumes": {
+                str(m.path): {"bind": str(m.path), "mode": "ro" if m.read_only else "rw"}
+                for m in self.mounts
+            },
+            "environment": dict(self.environment),
+            "working_dir": str(self.working_dir),
+            "labels": dict(self.labels),
+            "entrypoint": [],
+        }
+
+
+def _command(
+    manifest: Path, staging: Path, cache: Path, options: BuildOptions, target: str
+) -> list[str]:
+    command = ["trt-edge", "build", str(manifest), "--local", "--out", str(staging)]
+    command += ["--cache-dir", str(cache), "--log-format", "json", "--target", target]
+    command += ["--events", "-"]  # the typed event stream, on stdout: what the host reads
+    if options.backend:
+        command += ["--backend", options.backend]
+    if not options.use_cache:
+        command.append("--no-cache")
+    if options.source_date_epoch is not None:
+        command += ["--source-date-epoch", str(options.source_date_epoch)]
+    if options.memory_headroom_mib is not None:
+        command += ["--memory-headroom-mib", str(options.memory_headroom_mib)]
+    return command
+
+
+def _source_mounts(manifest: Path, resolved: ResolvedManifest) -> list[Mount]:
+    """Read-only mounts of what the build reads: the manifest's folder, and a Hugging Face
+    model folder that lies outside it (at its host path, as the manifest names it)."""
+    mounts = [Mount(manifest.parent, read_only=True)]
+    source = resolved.huggingface
+    if source is not None and not source.folder.resolve().is_relative_to(manifest.parent):
+        mounts.append(Mount(source.folder, read_only=True))
+    return mounts
+
+
+def plan_container(
+    folders: BuildFolders,
+    resolved: ResolvedManifest,
+    options: BuildOptions,
+    setup: ContainerSetup,
+    image: RunImage,
+    limits: ContainerLimits,
+    *,
+    user: str,
+    host_environment: Mapping[str, str],
+) -> ContainerPlan:
+    """The container that runs the `--local` build of `folders.manifest` in `image`.
+
+    `host_environment` is where `SOURCE_DATE_EPOCH` comes from (the host's, passed on);
+    the rest of the container's environment is the cache and the build environment's
+    identity (`$TRT_EDGE_BUILD_ENVIRONMENT`: part of every stage cache key inside)."""
+    manifest, cache = folders.manifest, folders.cache
+    environment = {
+        "HOME": "/tmp",
+        "PYTHONUNBUFFERED": "1",
+        "TRT_EDGE_CACHE": str(cache),
+        ENVIRONMENT_ENV: container_description(
+            image.id,
+            image.builder_id,
+            image.builder_labels.get(catalog.LABEL_LOCK),
+            setup.lock.sha256() if setup.lock else None,
+        ),
+    }
+    if "SOURCE_DATE_EPOCH" in host_environment:
+        environment["SOURCE_DATE_EPOCH"] = host_environment["SOURCE_DATE_EPOCH"]
+    mounts = (
+        *_source_mounts(manifest, resolved),
+        Mount(folders.staging, read_only=False),
+        Mount(cache, read_only=False),
+    )
+    return ContainerPlan(
+        image=image.tag,
+        command=tuple(_command(manifest, folders.staging, cache, options, setup.target.id)),
+        user=user,
+        working_dir=manifest.parent,
+        mounts=mounts,
+        environment=environment,
+        limits=limits,
+        gpus=setup.builder.needs_gpu,
     )
 
 
-def _requirements_unready(resolved: ResolvedManifest | None, builder: str) -> str | None:
-    """Why a manifest's requirements cannot be installed in `builder` now (no current
-    lock), or None (none declared, or the lock is current)."""
-    if resolved is None or not resolved.requirements:
-        return None
-    from trt_edge.containers.requirements_lock import check_lock
-
-    try:
-        check_lock(resolved, catalog.load_spec(builder))
-    except ContainerError as err:
-        hint = f"; {err.hint}" if err.hint else ""
-        return f"{err}{hint}: building locally (a current lock enables container builds)"
-    return None
+# --- running the plan -------------------------------------------------------------------
 
 
-@dataclass
-class _EventState:
-    """What the host learns from the build's typed event stream (`trt_edge.pipeline.events`),
-    which the build inside writes to stdout (`--events -`); every other line of output is
-    kept (the last 60) only to explain a build that died without saying why."""
+@dataclass(frozen=True)
+class ContainerExit:
+    """How a build container ended: its exit status, whether the kernel killed it for
+    memory, whether the host killed it for running past its timeout."""
 
-    stage_seconds: dict[str, float] = field(default_factory=dict)
-    stage_peak_rss: dict[str, int] = field(default_factory=dict)
-    cached: dict[str, bool] = field(default_factory=dict)
-    backend: str = ""
-    backend_reason: str = ""
-    failure: str = ""
-    text_tail: list[str] = field(default_factory=list)
-
-    def error_text(self) -> str:
-        """The build's own error (its `build_failed` event), else the output's tail."""
-        if self.failure:
-            return self.failure
-        return "\n".join(self.text_tail[-20:]).strip()
+    status: int
+    oom_killed: bool = False
+    timed_out: bool = False
 
 
-def _handle_line(
-    line: str, state: _EventState, options: BuildOptions, echo: Callable[[str], None]
-) -> None:
-    from trt_edge.pipeline import events
-
-    try:
-        event = events.from_json(line)
-    except events.EventStreamError as err:
+def _check_gpu_runtime(client: DockerClient, builder: BuilderChoice) -> None:
+    """A TensorRT build needs the engine to pass GPUs (`choose_builder` refused one on a
+    host without GPUs): refused before anything is built or created."""
+    if builder.needs_gpu and not engine_has_nvidia_runtime(client):
         raise ContainerBuildError(
-            f"the builder image speaks another build event protocol ({err})",
-            hint="rebuild the builder image from this checkout (`trt-edge images build NAME`)",
-        ) from err
-    if event is None:
-        state.text_tail.append(line)
-        del state.text_tail[:-60]
-        return
-    for sink in options.events:
-        sink(event)
-    if isinstance(event, events.StageFinished):
-        stage = event.stage
-        state.stage_seconds[stage] = state.stage_seconds.get(stage, 0.0) + event.seconds
-        state.cached[stage] = event.cached
-        if event.peak_rss_bytes:
-            state.stage_peak_rss[stage] = max(
-                state.stage_peak_rss.get(stage, 0), event.peak_rss_bytes
-            )
-        if not options.events:
-            cached = " (cached)" if event.cached else ""
-            echo(f"[container] {stage}: {event.seconds:.2f} s{cached}")
-    elif isinstance(event, events.BackendChosen):
-        state.backend, state.backend_reason = event.backend, event.reason
-    elif isinstance(event, events.BuildWarning):
-        echo(f"[container] warning: {event.message}")
-    elif isinstance(event, events.BuildFailed):
-        hint = f"\n  hint: {event.hint}" if event.hint else ""
-        state.failure = f"{event.message}{hint}"
+            "this host has NVIDIA GPUs but the Docker engine cannot pass them to containers; "
+            "install the NVIDIA Container Toolkit (`sudo apt-get install -y "
+            "nvidia-container-toolkit && sudo nvidia-ctk runtime configure --runtime=docker "
+            "&& sudo systemctl restart docker`)",
+            exit_code=2,
+        )
+
+
+def _device_requests(gpus: bool) -> list[Any] | None:
+    if not gpus:
+        return None
+    from docker.types import DeviceRequest
+
+    return [DeviceRequest(count=-1, capabilities=[["gpu"]])]
 
 
 def _lines(container: Container) -> Iterator[str]:
@@ -300,77 +570,158 @@ def _remove(container: Container) -> None:
             raise
 
 
-def _resolve_image(
-    client: DockerClient, target: Target, choice: BuilderChoice, image: str | None
-) -> tuple[str, Any]:
-    import docker.errors
+def _follow(
+    container: Container, timeout_s: float, on_line: Callable[[str], None]
+) -> ContainerExit:
+    """Start `container`, hand each output line to `on_line` until it exits, and kill it
+    once it runs past `timeout_s`."""
+    timed_out = threading.Event()
 
-    from trt_edge.containers.images import find_current
+    def kill_on_timeout() -> None:
+        timed_out.set()
+        # The container may be gone already: the build ended as the timer fired.
+        with contextlib.suppress(Exception):
+            container.kill()
 
-    name = choice.image
-    if image is not None:
-        try:
-            return image, client.images.get(image)
-        except docker.errors.ImageNotFound as err:
-            raise ImageMissingError(
-                f"builder image {image!r} (--image) is not present locally; build it with "
-                f"`trt-edge images build {name}` or load it with `docker load -i FILE`",
-                exit_code=2,
-            ) from err
-    ref = find_current(client, name)
-    if ref is None:
-        raise ImageMissingError(
-            f"no current builder image {catalog.REPOSITORY_PREFIX}{name} for target "
-            f"{target.id!r} with backend {choice.backend} (missing, or built from other "
-            "sources/lock); build it with "
-            f"`trt-edge images build {name}`, or build with --local",
-            exit_code=2,
+    timer = threading.Timer(timeout_s, kill_on_timeout)
+    timer.daemon = True
+    container.start()
+    timer.start()
+    try:
+        for line in _lines(container):
+            on_line(line)
+        status = int(container.wait().get("StatusCode", 1))
+    finally:
+        timer.cancel()
+    container.reload()
+    oom = bool(container.attrs.get("State", {}).get("OOMKilled", False))
+    return ContainerExit(status, oom_killed=oom, timed_out=timed_out.is_set())
+
+
+def run_plan(
+    client: DockerClient, plan: ContainerPlan, on_line: Callable[[str], None]
+) -> ContainerExit:
+    """Create and run the container of `plan`; it is removed however the run ends
+    (exit, timeout, an error in `on_line`, Ctrl-C, SIGTERM)."""
+    container: Container | None = None
+    try:
+        with _sigterm_unwinds():
+            container = client.containers.create(
+                plan.image,
+                list(plan.command),
+                device_requests=_device_requests(plan.gpus),
+                **plan.docker_arguments(),
+            )
+            return _follow(container, plan.limits.timeout_s, on_line)
+    finally:
+        if container is not None:
+            _remove(container)
+
+
+def exit_error(
+    ended: ContainerExit,
+    output: str,
+    *,
+    manifest: Path,
+    image: str,
+    limits: ContainerLimits,
+) -> ContainerBuildError | None:
+    """The error a container's exit is reported as (None: it succeeded). `output` is what
+    the build said about its failure (`_EventState.error_text`); `image` names the image
+    in the message. The build's own exit codes (1: it failed, 2: bad input) pass through;
+    anything else is a kill, which says which limit or signal it was."""
+    if ended.timed_out:
+        return ContainerTimeoutError(
+            f"the container build of {manifest} ran longer than {limits.timeout_s:.0f} s "
+            "and was killed; raise TRT_EDGE_CONTAINER_TIMEOUT (seconds) if it needs longer"
         )
-    return ref.tag, client.images.get(ref.id)
+    if ended.oom_killed:
+        return ContainerResourceError(
+            f"the container build of {manifest} exceeded its memory limit "
+            f"({limits.memory}) and was killed; raise it with TRT_EDGE_CONTAINER_MEMORY "
+            "(e.g. 8g)"
+        )
+    status = ended.status
+    if status == 0:
+        return None
+    if status in (2, 1):
+        return ContainerBuildError(
+            f"the build failed inside the container ({image}, exit {status}):\n"
+            f"{output or '(no output)'}",
+            exit_code=status,
+        )
+    return ContainerResourceError(
+        f"the container build of {manifest} ended with status {status}"
+        + (f" (killed by signal {status - 128})" if status > 128 else "")
+        + f"; last output:\n{output}"
+    )
 
 
-def _device_requests(client: DockerClient, choice: BuilderChoice) -> list[Any]:
-    """The host's GPUs for a TensorRT build (`choose_builder` refused one without GPUs)."""
-    if not choice.needs_gpu:
-        return []
-    from docker.types import DeviceRequest
+# --- the host's side of the event stream ------------------------------------------------
 
-    from trt_edge.containers.gpu import engine_has_nvidia_runtime
 
-    if not engine_has_nvidia_runtime(client):
+@dataclass
+class _EventState:
+    """What the host learns from the build's typed event stream (`trt_edge.pipeline.events`),
+    which the build inside writes to stdout (`--events -`); every other line of output is
+    kept (the last 60) only to explain a build that died without saying why."""
+
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    stage_peak_rss: dict[str, int] = field(default_factory=dict)
+    cached: dict[str, bool] = field(default_factory=dict)
+    backend: str = ""
+    backend_reason: str = ""
+    failure: str = ""
+    text_tail: list[str] = field(default_factory=list)
+
+    def error_text(self) -> str:
+        """The build's own error (its `build_failed` event), else the output's tail."""
+        if self.failure:
+            return self.failure
+        return "\n".join(self.text_tail[-20:]).strip()
+
+
+def _handle_line(
+    line: str, state: _EventState, options: BuildOptions, echo: Callable[[str], None]
+) -> None:
+    try:
+        event = events.from_json(line)
+    except events.EventStreamError as err:
         raise ContainerBuildError(
-            "this host has NVIDIA GPUs but the Docker engine cannot pass them to containers; "
-            "install the NVIDIA Container Toolkit (`sudo apt-get install -y "
-            "nvidia-container-toolkit && sudo nvidia-ctk runtime configure --runtime=docker "
-            "&& sudo systemctl restart docker`)",
-            exit_code=2,
-        )
-    return [DeviceRequest(count=-1, capabilities=[["gpu"]])]
+            f"the builder image speaks another build event protocol ({err})",
+            hint="rebuild the builder image from this checkout (`trt-edge images build NAME`)",
+        ) from err
+    if event is None:
+        state.text_tail.append(line)
+        del state.text_tail[:-60]
+        return
+    for sink in options.events:
+        sink(event)
+    if isinstance(event, events.StageFinished):
+        stage = event.stage
+        state.stage_seconds[stage] = state.stage_seconds.get(stage, 0.0) + event.seconds
+        state.cached[stage] = event.cached
+        if event.peak_rss_bytes:
+            state.stage_peak_rss[stage] = max(
+                state.stage_peak_rss.get(stage, 0), event.peak_rss_bytes
+            )
+        if not options.events:
+            cached = " (cached)" if event.cached else ""
+            echo(f"[container] {stage}: {event.seconds:.2f} s{cached}")
+    elif isinstance(event, events.BackendChosen):
+        state.backend, state.backend_reason = event.backend, event.reason
+    elif isinstance(event, events.BuildWarning):
+        echo(f"[container] warning: {event.message}")
+    elif isinstance(event, events.BuildFailed):
+        hint = f"\n  hint: {event.hint}" if event.hint else ""
+        state.failure = f"{event.message}{hint}"
 
 
-def _command(
-    manifest: Path, staging: Path, cache: Path, options: BuildOptions, target: str
-) -> list[str]:
-    command = ["trt-edge", "build", str(manifest), "--local", "--out", str(staging)]
-    command += ["--cache-dir", str(cache), "--log-format", "json", "--target", target]
-    command += ["--events", "-"]  # the typed event stream, on stdout: what the host reads
-    if options.backend:
-        command += ["--backend", options.backend]
-    if not options.use_cache:
-        command.append("--no-cache")
-    if options.source_date_epoch is not None:
-        command += ["--source-date-epoch", str(options.source_date_epoch)]
-    if options.memory_headroom_mib is not None:
-        command += ["--memory-headroom-mib", str(options.memory_headroom_mib)]
-    return command
+# --- the build ----------------------------------------------------------------------------
 
 
 def _finish(staging: Path, out_dir: Path, builder: dict[str, Any]) -> Path:
     """Merge provenance into the staged bundle.json and swap the bundle into place."""
-    from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
-
-    from trt_edge.pipeline.bundle import StagedBundle, write_bundle_json
-
     bundles = [p for p in staging.iterdir() if p.is_dir() and not p.name.startswith(".")]
     if len(bundles) != 1:
         raise ContainerBuildError(
@@ -393,17 +744,22 @@ def build_in_container(
     target: str | None,
     image: str | None,
     *,
+    setup: ContainerSetup | None = None,
     limits: ContainerLimits | None = None,
     client: DockerClient | None = None,
     echo: Callable[[str], None] | None = None,
 ) -> BuildResult:
     """Run the build pipeline in the target's builder image; see the module docstring.
 
+    `setup` is what `choose_mode` found for these same arguments (its `BuildMode.setup`),
+    used as is when it was resolved for the manifest the build loads (`options.manifest`).
     Raises a `ContainerError` for what went wrong around or inside the container,
     and the pipeline's own `BuildError` for a manifest mistake found on the host.
     """
     try:
-        return _build_in_container(manifest_path, options, target, image, limits, client, echo)
+        return _build_in_container(
+            manifest_path, options, target, image, setup, limits, client, echo
+        )
     except Exception as err:
         if is_engine_error(err):
             raise ContainerBuildError(
@@ -413,9 +769,24 @@ def build_in_container(
 
 
 def _stderr(line: str) -> None:
-    import sys
-
     print(line, file=sys.stderr, flush=True)
+
+
+def _manifest_file(manifest_path: Path | str) -> Path:
+    manifest = Path(manifest_path).resolve()
+    if not manifest.is_file():
+        raise ContainerBuildError(f"{manifest}: no such manifest file", exit_code=2)
+    return manifest
+
+
+def _folders(manifest: Path, options: BuildOptions) -> tuple[Path, BuildFolders]:
+    """(output directory, folders) of a build, made; the staging folder is new and private."""
+    out_dir = options.out_dir.resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cache = (options.cache_dir or default_cache_dir()).expanduser().resolve()
+    cache.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".trt-edge-container-", dir=out_dir))
+    return out_dir, BuildFolders(manifest, staging, cache)
 
 
 def _build_in_container(
@@ -423,141 +794,63 @@ def _build_in_container(
     options: BuildOptions,
     target_id: str | None,
     image: str | None,
+    setup: ContainerSetup | None,
     limits: ContainerLimits | None,
     client: DockerClient | None,
     echo: Callable[[str], None] | None,
 ) -> BuildResult:
-    from trt_edge.containers.engine import connect
-    from trt_edge.pipeline.cache import default_cache_dir
-    from trt_edge.pipeline.run import BuildResult
-    from trt_edge.pipeline.validate import ValidationReport
+    from trt_edge.pipeline.run import load  # imports numpy: not at `trt-edge --help` time
 
     limits = limits or ContainerLimits.from_env()
     echo = echo or _stderr
-    manifest = Path(manifest_path).resolve()
-    if not manifest.is_file():
-        raise ContainerBuildError(f"{manifest}: no such manifest file", exit_code=2)
+    manifest = _manifest_file(manifest_path)
     # A manifest mistake is reported from the host, at once and exactly as --local
     # reports it, instead of after starting a container (no torch is imported here).
-    from trt_edge.pipeline.run import load
-
     resolved = options.manifest or load(manifest)  # once per build
-    target = _target(target_id, resolved)
-    choice = choose_builder_for(target, options.backend or resolved.backend)
-    lock = None
-    if resolved.requirements:
-        from trt_edge.containers.requirements_lock import check_lock
-
-        lock = check_lock(resolved, catalog.load_spec(choice.image))  # before the engine
+    if setup is None or setup.manifest is not resolved:
+        setup = resolve_setup(resolved, target_id, options.backend)  # before the engine
     if image is not None:
-        from trt_edge.containers.reference import check_image_reference
-
         check_image_reference(image, "--image")  # a typo is exit 2 before the engine is asked
     client = client or connect()
-    devices = _device_requests(client, choice)
-    image_tag, image_obj = _resolve_image(client, target, choice, image)
-    run_tag, run_id, requirements = _requirements_image(
-        client, resolved, choice, image_tag, image_obj, lock, echo
-    )
-    out_dir = options.out_dir.resolve()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    cache = (options.cache_dir or default_cache_dir()).expanduser().resolve()
-    cache.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".trt-edge-container-", dir=out_dir))
+    _check_gpu_runtime(client, setup.builder)
+    run_image = _run_image(client, setup, resolved, image, echo)
+    out_dir, folders = _folders(manifest, options)
     state = _EventState()
-    container: Container | None = None
-    timed_out = threading.Event()
-    from trt_edge.pipeline.environment import ENVIRONMENT_ENV, container_description
-
-    builder_lock = (image_obj.labels or {}).get(catalog.LABEL_LOCK)
-    environment = {
-        "HOME": "/tmp",
-        "PYTHONUNBUFFERED": "1",
-        "TRT_EDGE_CACHE": str(cache),
-        # Which image the stages run in: part of every stage cache key inside.
-        ENVIRONMENT_ENV: container_description(
-            run_id, str(image_obj.id), builder_lock, lock.sha256() if lock else None
-        ),
-    }
-    if "SOURCE_DATE_EPOCH" in os.environ:
-        environment["SOURCE_DATE_EPOCH"] = os.environ["SOURCE_DATE_EPOCH"]
     try:
-        with _sigterm_unwinds():
-            container = client.containers.create(
-                run_tag,
-                _command(manifest, staging, cache, options, target.id),
-                user=f"{os.getuid()}:{os.getgid()}",
-                network_mode="none",
-                mem_limit=limits.memory,
-                memswap_limit=limits.memory,  # no swap: the limit is the limit
-                nano_cpus=int(limits.cpus * 1e9),
-                pids_limit=limits.pids,
-                volumes={
-                    **_source_mounts(manifest, resolved),
-                    str(staging): {"bind": str(staging), "mode": "rw"},
-                    str(cache): {"bind": str(cache), "mode": "rw"},
-                },
-                environment=environment,
-                working_dir=str(manifest.parent),
-                labels={CONTAINER_LABEL: "1"},
-                device_requests=devices or None,
-                entrypoint=[],
-            )
-            running = container
-
-            def kill_on_timeout() -> None:
-                timed_out.set()
-                # The container may be gone already: the build ended as the timer fired.
-                with contextlib.suppress(Exception):
-                    running.kill()
-
-            timer = threading.Timer(limits.timeout_s, kill_on_timeout)
-            timer.daemon = True
-            container.start()
-            timer.start()
-            try:
-                for line in _lines(container):
-                    _handle_line(line, state, options, echo)
-                status = int(container.wait().get("StatusCode", 1))
-            finally:
-                timer.cancel()
-            container.reload()
-            oom = bool(container.attrs.get("State", {}).get("OOMKilled", False))
-        if timed_out.is_set():
-            raise ContainerTimeoutError(
-                f"the container build of {manifest} ran longer than {limits.timeout_s:.0f} s "
-                "and was killed; raise TRT_EDGE_CONTAINER_TIMEOUT (seconds) if it needs longer"
-            )
-        if oom:
-            raise ContainerResourceError(
-                f"the container build of {manifest} exceeded its memory limit "
-                f"({limits.memory}) and was killed; raise it with TRT_EDGE_CONTAINER_MEMORY "
-                "(e.g. 8g)"
-            )
-        if status != 0:
-            if status in (2, 1):
-                detail = state.error_text() or "(no output)"
-                raise ContainerBuildError(
-                    f"the build failed inside the container ({image_tag}, exit {status}):\n"
-                    f"{detail}",
-                    exit_code=status,
-                )
-            raise ContainerResourceError(
-                f"the container build of {manifest} ended with status {status}"
-                + (f" (killed by signal {status - 128})" if status > 128 else "")
-                + f"; last output:\n{state.error_text()}"
-            )
-        engine = client.version().get("Version", "?")
-        builder = _builder_doc(image_tag, image_obj, engine, limits, choice, image, requirements)
-        bundle_dir = _finish(staging, out_dir, builder)
+        plan = plan_container(
+            folders,
+            resolved,
+            options,
+            setup,
+            run_image,
+            limits,
+            user=f"{os.getuid()}:{os.getgid()}",
+            host_environment=os.environ,
+        )
+        ended = run_plan(client, plan, lambda line: _handle_line(line, state, options, echo))
+        error = exit_error(
+            ended, state.error_text(), manifest=manifest, image=run_image.builder_tag, limits=limits
+        )
+        if error is not None:
+            raise error
+        builder = _builder_doc(run_image, client, limits, setup.builder, image)
+        bundle_dir = _finish(folders.staging, out_dir, builder)
     finally:
-        if container is not None:
-            _remove(container)
-        shutil.rmtree(staging, ignore_errors=True)
-    from trt_edge.memory import bundle_warnings
+        shutil.rmtree(folders.staging, ignore_errors=True)
+    return _result(bundle_dir, state, options, resolved)
+
+
+def _result(
+    bundle_dir: Path, state: _EventState, options: BuildOptions, resolved: ResolvedManifest
+) -> BuildResult:
+    """The `BuildResult` of a container build: the bundle's own report, and what the
+    event stream said about the stages and the backend."""
+    from trt_edge.pipeline.run import BuildResult  # imports numpy, as above
+    from trt_edge.pipeline.validate import ValidationReport
 
     report_path = bundle_dir / "reports" / "validation.json"
     report = ValidationReport(json.loads(report_path.read_text(encoding="utf-8")))
+    headroom = options.memory_headroom_mib
     return BuildResult(
         bundle_dir=bundle_dir,
         report=report,
@@ -567,92 +860,29 @@ def _build_in_container(
         backend=state.backend,
         backend_reason=state.backend_reason,
         memory_warnings=bundle_warnings(
-            bundle_dir,
-            options.memory_headroom_mib
-            if options.memory_headroom_mib is not None
-            else resolved.memory_headroom_mib,
+            bundle_dir, headroom if headroom is not None else resolved.memory_headroom_mib
         ),
     )
 
 
-def _source_mounts(manifest: Path, resolved: ResolvedManifest) -> dict[str, dict[str, str]]:
-    """Read-only mounts of what the build reads: the manifest's folder, and a Hugging Face
-    model folder that lies outside it (at its host path, as the manifest names it)."""
-    mounts = {str(manifest.parent): {"bind": str(manifest.parent), "mode": "ro"}}
-    source = resolved.huggingface
-    if source is not None and not source.folder.resolve().is_relative_to(manifest.parent):
-        mounts[str(source.folder)] = {"bind": str(source.folder), "mode": "ro"}
-    return mounts
-
-
-def _requirements_image(
-    client: DockerClient,
-    resolved: ResolvedManifest,
-    choice: BuilderChoice,
-    image_tag: str,
-    image_obj: Any,
-    lock: RequirementsLock | None,
-    echo: Callable[[str], None],
-) -> tuple[str, str, dict[str, Any] | None]:
-    """(tag, id) of the image the build runs in — the builder, or the builder plus the
-    manifest's locked requirements — and what provenance records about the requirements.
-
-    The lock was checked against this checkout's builder lock; an image given with
-    --image may come from another lock (or builder), so it is checked against that one."""
-    if lock is None:
-        return image_tag, str(image_obj.id), None
-    from trt_edge.containers.requirements_image import ensure_requirements_image
-    from trt_edge.containers.requirements_lock import check_lock
-
-    labels = dict(image_obj.labels or {})
-    builder = labels.get(catalog.LABEL_IMAGE) or choice.image
-    builder_lock = labels.get(catalog.LABEL_LOCK)
-    if builder != lock.header.builder or (
-        builder_lock is not None and builder_lock != lock.header.builder_lock_sha256
-    ):
-        lock = check_lock(resolved, catalog.load_spec(builder), builder_lock)
-    derived = ensure_requirements_image(
-        client,
-        builder,
-        image_tag,
-        image_obj,
-        lock,
-        manifest_path=resolved.source_path,
-        progress=echo,
-    )
-    doc: dict[str, Any] = {
-        "lock": lock.path.name,
-        "lock_sha256": lock.sha256(),
-        "packages": lock.packages(),  # what the lock installed over the builder
-        "image": derived.tag if derived else None,
-        "image_id": derived.id if derived else None,
-    }
-    if derived is None:
-        return image_tag, str(image_obj.id), doc
-    return derived.tag, derived.id, doc
-
-
 def _builder_doc(
-    image_tag: str,
-    image_obj: Any,
-    engine: str,
+    image: RunImage,
+    client: DockerClient,
     limits: ContainerLimits,
     choice: BuilderChoice,
-    image: str | None,
-    requirements: dict[str, Any] | None,
+    image_flag: str | None,
 ) -> dict[str, Any]:
-    from trt_edge.containers.provenance import container_builder
-
+    """`provenance.builder`: the builder image, the engine, the limits, and the choice."""
     chosen = choice.provenance()
-    if image is not None:  # --image overrides the choice; record both
-        chosen["reason"] = f"--image {image} given (the backend's builder: {choice.image})"
+    if image_flag is not None:  # --image overrides the choice; record both
+        chosen["reason"] = f"--image {image_flag} given (the backend's builder: {choice.image})"
     return container_builder(
         chosen,
-        image_tag=image_tag,
-        image_id=str(image_obj.id),
-        repo_digests=list(image_obj.attrs.get("RepoDigests") or []),
-        labels=dict(image_obj.labels or {}),
-        engine_version=str(engine),
+        image_tag=image.builder_tag,
+        image_id=image.builder_id,
+        repo_digests=list(image.builder_digests),
+        labels=dict(image.builder_labels),
+        engine_version=str(client.version().get("Version", "?")),
         limits=limits.doc(),
-        requirements=requirements,
+        requirements=image.requirements,
     )
