@@ -3,6 +3,9 @@ where it came from, and a clear error naming the variable for one that does not 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,11 @@ from trt_edge import settings
 from trt_edge.containers.wheelhouse import wheelhouse_dir
 from trt_edge.pipeline.cache import default_cache_dir
 from trt_edge.settings import BadSettingError, resolve
+
+from tests.helpers.paths import REPO
+
+TRT_EDGE = Path(sys.executable).with_name("trt-edge")
+EXAMPLE = REPO / "examples" / "tiny_llm" / "manifest.yaml"
 
 
 def test_unset_variables_give_the_defaults_and_say_so(tmp_path: Path) -> None:
@@ -54,3 +62,14 @@ def test_the_process_environment_is_what_the_readers_see(
     monkeypatch.setenv(settings.WHEELHOUSE, str(tmp_path / "wheels"))
     assert default_cache_dir() == tmp_path / "cache"
     assert wheelhouse_dir() == tmp_path / "wheels"
+
+
+def test_a_bad_build_mode_refuses_the_build_naming_the_variable(tmp_path: Path) -> None:
+    """Through the CLI: exit 2, the variable's name and the values it takes, no traceback."""
+    env = {**os.environ, settings.BUILD_MODE: "remote"}
+    argv = [str(TRT_EDGE), "build", str(EXAMPLE), "--out", str(tmp_path)]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "$TRT_EDGE_BUILD_MODE='remote': not `local` or `container`" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
 
+from trt_edge import settings
 from trt_edge.containers import catalog
 from trt_edge.containers.builder_choice import BuilderChoice, choose_builder
 from trt_edge.containers.engine import connect, is_engine_error
@@ -87,7 +88,7 @@ if TYPE_CHECKING:
     from trt_edge.manifest.resolved import ResolvedManifest
     from trt_edge.pipeline.run import BuildOptions, BuildResult
 
-MODE_ENV = "TRT_EDGE_BUILD_MODE"  # 'local' | 'container': the default when no flag is given
+MODE_ENV = settings.BUILD_MODE  # 'local' | 'container': the default when no flag is given
 CONTAINER_LABEL = "io.trt-edge.build"
 DEFAULT_TARGET = "cpu-x86_64"
 
@@ -103,13 +104,13 @@ class ContainerLimits:
 
     @classmethod
     def from_env(cls) -> ContainerLimits:
-        env = os.environ
-        default = cls()
+        """The limits `trt_edge.settings` resolved (each variable, else its default)."""
+        found = settings.resolve()
         return cls(
-            memory=env.get("TRT_EDGE_CONTAINER_MEMORY", default.memory),
-            cpus=float(env.get("TRT_EDGE_CONTAINER_CPUS", default.cpus)),
-            pids=int(env.get("TRT_EDGE_CONTAINER_PIDS", default.pids)),
-            timeout_s=float(env.get("TRT_EDGE_CONTAINER_TIMEOUT", default.timeout_s)),
+            memory=found.container_memory.value,
+            cpus=found.container_cpus.value,
+            pids=found.container_pids.value,
+            timeout_s=found.container_timeout_s.value,
         )
 
     def doc(self) -> dict[str, Any]:
@@ -211,8 +212,8 @@ def choose_mode(
     target, the manifest's first target is used when `manifest` is given, else cpu-x86_64;
     without a backend, the manifest's (else auto).
     """
-    env_mode = os.environ.get(MODE_ENV)
-    if requested is None and env_mode in ("local", "container"):
+    env_mode = settings.resolve().build_mode.value
+    if requested is None and env_mode is not None:
         requested = env_mode
         how = f"{MODE_ENV}={env_mode}"
     else:
