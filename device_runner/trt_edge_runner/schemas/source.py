@@ -587,7 +587,7 @@ RUNNER_TARBALL = document(
 )
 
 # state.json (agent/store.py). Schema 1 (no floors, history or trust) is still read, and a
-# document without `schema` is schema 1: which versions are read is the reader's rule.
+# document without `schema` is schema 1; the reader refuses a newer schema before this.
 SLOT = enum("A", "B")
 
 
@@ -631,18 +631,25 @@ TRUST_RECORD = obj(
         "revoked": mapping(string()),
     },
 )
+STATE_CORE = {"active": nullable(SLOT), "previous": nullable(SLOT), "slots": slots_map(True)}
 AGENT_STATE = document(
     "agent-state",
     "the device agent's state.json",
-    obj(
-        {"active": nullable(SLOT), "previous": nullable(SLOT), "slots": slots_map(True)},
-        {
-            "schema": integer(),
-            "floors": mapping(floor(True)),
-            "history": array(event(True)),
-            "trust": TRUST_RECORD,
-        },
-    ),
+    {
+        "anyOf": [
+            obj(
+                {
+                    "schema": const(2),
+                    **STATE_CORE,
+                    "floors": mapping(floor(True)),
+                    "history": array(event(True)),
+                    "trust": TRUST_RECORD,
+                },
+                description="schema 2: what the agent writes",
+            ),
+            obj(STATE_CORE, {"schema": const(1)}, description="schema 1: still read"),
+        ]
+    },
 )
 
 # device.json: an operator's per-device settings (agent/config.py). Every key is optional.
