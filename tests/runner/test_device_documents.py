@@ -64,7 +64,8 @@ def test_state_json_as_written_decodes_to_the_same_state() -> None:
 
 
 def test_a_schema_1_state_is_still_read() -> None:
-    doc = {"active": "A", "previous": None, "slots": {"A": asdict(_state().slots["A"])}}
+    slot = json.loads(_state().to_json())["slots"]["A"]
+    doc = {"active": "A", "previous": None, "slots": {"A": slot}}
     state = decode_state(json.dumps(doc).encode(), "state.json")
     assert state.floors == {"tiny": Floor("1.2.0", SHA)} and state.history == ()
 
@@ -279,7 +280,8 @@ def _rendered(template: dict[str, str], native: bool) -> dict[str, Any]:
 
 
 def _report_vars(play: list[dict[str, Any]]) -> dict[str, str]:
-    return play[0]["tasks"][-1]["vars"]["trt_edge_report"]
+    report: dict[str, str] = play[0]["tasks"][-1]["vars"]["trt_edge_report"]
+    return report
 
 
 @pytest.mark.parametrize("native", [True, False])
