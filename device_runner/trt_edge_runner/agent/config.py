@@ -37,10 +37,9 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from trt_edge_runner.agent.errors import AgentConfigError, RunnerNotFound
-from trt_edge_runner.json_documents import parse_json_object, read_file_bytes
+from trt_edge_runner.schemas import read_document
 
 DEFAULT_ROOT = Path("/var/lib/trt-edge")
 DEFAULT_KEYS = Path("/etc/trt-edge/keys")
@@ -101,38 +100,6 @@ def add_config_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def read_json_object(path: Path, what: str) -> dict[str, Any]:
-    """A JSON object from `path`, or AgentConfigError naming the file and the problem."""
-    data = read_file_bytes(path, what, AgentConfigError)
-    return parse_json_object(data, str(path), what, AgentConfigError)
-
-
-def load_health_settings(path: Path) -> HealthSettings:
-    """The `health` block of the device config; defaults when the file does not exist."""
-    if not path.exists():
-        return HealthSettings()
-    health = read_json_object(path, "device config").get("health", {})
-    if not isinstance(health, dict):
-        raise AgentConfigError(f"{path}: health: expected an object")
-    values: dict[str, float | None] = {}
-    for key in ("max_latency_regression", "latency_budget_ms", "latency_noise_ms"):
-        value = health.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise AgentConfigError(
-                f"{path}: health.{key}: expected a non-negative number, got {value!r}"
-            )
-        values[key] = float(value)
-    regression = values.get("max_latency_regression")
-    noise = values.get("latency_noise_ms")
-    return HealthSettings(
-        max_latency_regression=DEFAULT_MAX_REGRESSION if regression is None else regression,
-        latency_budget_ms=values.get("latency_budget_ms"),
-        latency_noise_ms=DEFAULT_LATENCY_NOISE_MS if noise is None else noise,
-    )
-
-
 @dataclass(frozen=True)
 class RunnerSettings:
     """device.json's choice of engine, its `runner` path and the child's time limit."""
@@ -172,25 +139,55 @@ def add_runner_arguments(parser: argparse.ArgumentParser, default_engine: str) -
     )
 
 
+@dataclass(frozen=True)
+class DeviceConfig:
+    """device.json as the agent uses it: the health gate's limits and how bundles run."""
+
+    health: HealthSettings = HealthSettings()
+    runner: RunnerSettings = RunnerSettings()
+
+
+def _config_error(message: str, field: str) -> AgentConfigError:
+    return AgentConfigError(message)
+
+
+def decode_device_config(path: Path) -> DeviceConfig:
+    """device.json, held to `device-config.schema.json`; defaults when the file does not
+    exist. The one reader of the file: `health`, `install`, the runner's discovery and the
+    service all read their settings from this, so one bad value is refused by every
+    command alike (AgentConfigError naming the file and the field, exit 2)."""
+    if not path.exists():
+        return DeviceConfig()
+    doc = read_document("device-config", path, "device config", _config_error)
+    health = doc.get("health", {})
+    regression = health.get("max_latency_regression")
+    budget = health.get("latency_budget_ms")
+    noise = health.get("latency_noise_ms")
+    timeout = doc.get("runner_timeout_s", DEFAULT_RUNNER_TIMEOUT_S)
+    return DeviceConfig(
+        health=HealthSettings(
+            max_latency_regression=(
+                DEFAULT_MAX_REGRESSION if regression is None else float(regression)
+            ),
+            latency_budget_ms=None if budget is None else float(budget),
+            latency_noise_ms=DEFAULT_LATENCY_NOISE_MS if noise is None else float(noise),
+        ),
+        runner=RunnerSettings(
+            engine=doc.get("engine", DEFAULT_ENGINE),
+            runner=doc.get("runner"),
+            timeout_s=float(timeout),
+        ),
+    )
+
+
+def load_health_settings(path: Path) -> HealthSettings:
+    """The `health` block of the device config; defaults when the file does not exist."""
+    return decode_device_config(path).health
+
+
 def load_runner_settings(path: Path) -> RunnerSettings:
     """`engine`, `runner` and `runner_timeout_s` of the device config; defaults when absent."""
-    if not path.exists():
-        return RunnerSettings()
-    doc = read_json_object(path, "device config")
-    engine = doc.get("engine", DEFAULT_ENGINE)
-    if engine not in ENGINES:
-        raise AgentConfigError(
-            f"{path}: engine: expected one of {', '.join(ENGINES)}, got {engine!r}"
-        )
-    runner = doc.get("runner")
-    if runner is not None and (not isinstance(runner, str) or not runner):
-        raise AgentConfigError(f"{path}: runner: expected the path of trt-edge-run, got {runner!r}")
-    timeout = doc.get("runner_timeout_s", DEFAULT_RUNNER_TIMEOUT_S)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise AgentConfigError(
-            f"{path}: runner_timeout_s: expected a positive number of seconds, got {timeout!r}"
-        )
-    return RunnerSettings(engine=str(engine), runner=runner, timeout_s=float(timeout))
+    return decode_device_config(path).runner
 
 
 def which(command: str, search_path: str) -> Path | None:

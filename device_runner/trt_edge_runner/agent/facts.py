@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trt_edge_runner.agent.config import read_json_object
+from trt_edge_runner.agent.errors import AgentConfigError
+from trt_edge_runner.schemas import read_document
 
 FACT_KEYS: tuple[str, ...] = ("arch", "sm", "jetpack", "l4t", "cuda", "tensorrt", "tensorrt_rtx")
 VERSION_KEYS: tuple[str, ...] = ("jetpack", "l4t", "cuda", "tensorrt", "tensorrt_rtx")
@@ -188,11 +189,21 @@ def _tensorrt_rtx_version() -> str | None:
         return None
 
 
+def _facts_error(message: str, field: str) -> AgentConfigError:
+    return AgentConfigError(message)
+
+
+def decode_facts(path: Path) -> dict[str, str | None]:
+    """facts.json, held to `device-facts.schema.json`: each fact as the string it is compared
+    as (a number an operator wrote, `8.7`, is the string "8.7"), or None. AgentConfigError
+    naming the file and the fact when it is not such a document."""
+    doc = read_document("device-facts", path, "device facts", _facts_error)
+    return {key: None if value is None else str(value) for key, value in doc.items()}
+
+
 def load_facts(override: Path | None) -> dict[str, str | None]:
     """Detected facts; each key of the `override` JSON file (when it exists) replaces one."""
     facts = detect_facts()
     if override is not None and override.exists():
-        doc = read_json_object(override, "device facts")
-        for key, value in doc.items():
-            facts[key] = None if value is None else str(value)
+        facts.update(decode_facts(override))
     return facts

@@ -19,8 +19,11 @@ from typing import Any
 
 from trt_edge_runner.agent.config import HealthSettings
 from trt_edge_runner.agent.errors import AgentConfigError, NothingInstalled
+from trt_edge_runner.agent.reports import CommandFailure, decode_command_failure
 from trt_edge_runner.agent.smoke import PhaseEngine, run_every_phase
 from trt_edge_runner.agent.store import DeviceStore
+from trt_edge_runner.json_documents import parse_json_object
+from trt_edge_runner.schemas import DocumentError, validate
 
 
 @dataclass
@@ -44,7 +47,44 @@ class HealthReport:
     engine: str = ""  # what ran the phases: cpp (trt-edge-run) or python
 
     def to_dict(self) -> dict[str, Any]:
+        """`health --json`: held to `device-health.schema.json` (`decode_health` reads it)."""
         return asdict(self)
+
+
+def decode_health(data: bytes | str, source: str) -> HealthReport | CommandFailure:
+    """`health --json` output: the report, or the error document the command printed when it
+    could not judge (nothing installed, no runner: `CommandFailure`). The one reader of the
+    document; DocumentError naming `source` and the field when it is neither."""
+    doc = parse_json_object(
+        data, source, "", lambda m: DocumentError(m, field="", schema="device-health")
+    )
+    if doc.get("ok") is False and "error" in doc:
+        return decode_command_failure(data, source)
+    validate("device-health", doc, source)
+    settings = doc["settings"]
+    return HealthReport(
+        ok=doc["ok"],
+        slot=doc["slot"],
+        name=doc["name"],
+        version=doc["version"],
+        settings={
+            "max_latency_regression": settings["max_latency_regression"],
+            "latency_budget_ms": settings["latency_budget_ms"],
+            "latency_noise_ms": settings["latency_noise_ms"],
+        },
+        phases=[
+            PhaseHealth(
+                phase=p["phase"],
+                ok=p["ok"],
+                latency_ms=p["latency_ms"],
+                baseline_ms=p["baseline_ms"],
+                reason=p.get("reason", ""),
+            )
+            for p in doc["phases"]
+        ],
+        reason=doc.get("reason", ""),
+        engine=doc.get("engine", ""),
+    )
 
 
 def check_health(

@@ -20,18 +20,18 @@ leave a device with a new model but an old floor, or the reverse.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from trt_edge_runner.agent.errors import AgentConfigError, AgentError
 from trt_edge_runner.bundle_format import canonical_json
 from trt_edge_runner.durable import fsync_dir, replace_symlink, write_atomic
+from trt_edge_runner.json_documents import parse_json_object
+from trt_edge_runner.schemas import validate
 from trt_edge_runner.trust_record import TrustRecord
 
 SLOTS = ("A", "B")
@@ -75,12 +75,6 @@ class Event:
     detail: str
     name: str | None = None
     version: str | None = None
-
-
-def _slot_info(raw: Any) -> SlotInfo:
-    if not isinstance(raw, dict):
-        raise TypeError("slot: expected an object")
-    return SlotInfo(**raw)
 
 
 def _floors_from_slots(slots: dict[str, SlotInfo | None]) -> dict[str, Floor]:
@@ -130,54 +124,56 @@ class AgentState:
             }
         )
 
-    @classmethod
-    def from_json(cls, data: bytes, source: str) -> AgentState:
-        try:
-            doc = json.loads(data)
-            schema = doc.get("schema", 1)
-            if schema not in READABLE_SCHEMAS:
-                raise AgentConfigError(
-                    f"{source}: agent state schema {schema!r} is newer than this agent reads "
-                    f"({', '.join(map(str, READABLE_SCHEMAS))}); update trt-edge-runner"
-                )
-            slots: dict[str, SlotInfo | None] = {}
-            for slot in SLOTS:
-                raw: Any = doc["slots"].get(slot)
-                slots[slot] = None if raw is None else _slot_info(raw)
-            active: str | None = doc["active"]
-            previous: str | None = doc["previous"]
-            if schema == 1:
-                floors = _floors_from_slots(slots)
-                history: tuple[Event, ...] = ()
-                trust = TrustRecord()
-            else:
-                floors = {name: Floor(**raw) for name, raw in doc["floors"].items()}
-                history = tuple(Event(**raw) for raw in doc["history"])
-                trust = TrustRecord.from_dict(doc["trust"])
-            state = cls(
-                active=active,
-                previous=previous,
-                slots=slots,
-                floors=floors,
-                history=history,
-                trust=trust,
-            )
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # JSON, UTF-8, shape
-            raise AgentConfigError(
-                f"{source}: agent state is damaged ({exc}); it is only ever replaced atomically, "
-                "so this file was edited by hand: restore it or reinstall"
-            ) from None
-        for named in (state.active, state.previous):
-            if named is not None and named not in SLOTS:
-                raise AgentConfigError(f"{source}: unknown slot {named!r} (expected A or B)")
-        return state
-
     def with_slot(self, slot: str, info: SlotInfo | None) -> AgentState:
         return replace(self, slots={**self.slots, slot: info})
 
     def with_event(self, event: Event) -> AgentState:
         """This state with `event` appended to its history (the oldest dropped past the limit)."""
         return replace(self, history=(*self.history, event)[-HISTORY_LIMIT:])
+
+
+_EDITED_BY_HAND = (
+    "it is only ever replaced atomically, so this file was edited by hand: restore it or reinstall"
+)
+
+
+def _state_error(message: str, field: str) -> AgentConfigError:
+    return AgentConfigError(f"{message}; agent state is damaged", hint=_EDITED_BY_HAND)
+
+
+def decode_state(data: bytes, source: str) -> AgentState:
+    """`state.json` as an `AgentState`: the one reader of the file (the agent's commands, the
+    service's hot swap and the flash all load it through `DeviceStore.load`). The version is
+    checked first (a newer agent's document may have another shape), then the document is
+    held to `agent-state.schema.json`; AgentConfigError naming the file and the field."""
+    doc = parse_json_object(data, source, "agent state", lambda m: _state_error(m, ""))
+    schema = doc.get("schema", 1)
+    if isinstance(schema, bool) or schema not in READABLE_SCHEMAS:
+        raise AgentConfigError(
+            f"{source}: agent state schema {schema!r} is newer than this agent reads "
+            f"({', '.join(map(str, READABLE_SCHEMAS))}); update trt-edge-runner"
+        )
+    validate("agent-state", doc, source, _state_error)
+    slots = {
+        slot: None if doc["slots"].get(slot) is None else SlotInfo(**doc["slots"][slot])
+        for slot in SLOTS
+    }
+    if schema == 1:
+        floors = _floors_from_slots(slots)
+        history: tuple[Event, ...] = ()
+        trust = TrustRecord()
+    else:
+        floors = {name: Floor(**raw) for name, raw in doc.get("floors", {}).items()}
+        history = tuple(Event(**raw) for raw in doc.get("history", []))
+        trust = TrustRecord.from_dict(doc.get("trust", {}))
+    return AgentState(
+        active=doc["active"],
+        previous=doc["previous"],
+        slots=slots,
+        floors=floors,
+        history=history,
+        trust=trust,
+    )
 
 
 class DeviceStore:
@@ -245,7 +241,7 @@ class DeviceStore:
             return AgentState()
         except OSError as exc:
             raise self._unusable(exc) from None
-        return AgentState.from_json(data, str(self.state_path))
+        return decode_state(data, str(self.state_path))
 
     def save(self, state: AgentState) -> None:
         """The commit point of every operation."""

@@ -11,6 +11,7 @@ import argparse
 import json
 
 from trt_edge_runner.agent.config import add_location_arguments
+from trt_edge_runner.agent.reports import DeviceStatus
 from trt_edge_runner.cli_args import add_json_argument
 from trt_edge_runner.cli_shell import Command
 
@@ -21,8 +22,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
-
     from trt_edge_runner.agent.facts import load_facts
     from trt_edge_runner.agent.store import AgentState, DeviceStore
 
@@ -38,18 +37,18 @@ def run(args: argparse.Namespace) -> int:
     active = state.info(state.active)
     previous = state.info(state.previous)
     if args.json:
-        doc = {
-            "active": state.active,
-            "previous": state.previous,
-            "version": active.version if active else None,
-            "name": active.name if active else None,
-            "previous_version": previous.version if previous else None,
-            "slots": {k: asdict(v) if v else None for k, v in state.slots.items()},
-            "facts": facts,
-            "recovered": recovered,
-            "floors": {name: asdict(floor) for name, floor in sorted(state.floors.items())},
-            "history": [asdict(event) for event in state.history],
-        }
+        doc = DeviceStatus(
+            active=state.active,
+            previous=state.previous,
+            version=active.version if active else None,
+            name=active.name if active else None,
+            previous_version=previous.version if previous else None,
+            slots=dict(state.slots),
+            facts=facts,
+            recovered=tuple(recovered),
+            floors=dict(state.floors),
+            history=state.history,
+        ).to_dict()
         print(json.dumps(doc, sort_keys=True))
         return 0
     for action in recovered:

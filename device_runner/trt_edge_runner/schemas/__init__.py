@@ -10,6 +10,10 @@ The validator is ours (`validator.py`, standard library only: its docstring says
 is held to the reference implementation, `jsonschema`, by a test. What a schema cannot say (an
 input name that must be one of `io.inputs`, a file listed in `files`) stays in the reader that
 builds the typed object (`bundle_format.py`).
+
+Each document has one typed decode function that every reader calls: it runs `decode` (JSON,
+then the schema) and builds the typed value (`decode_state`, `decode_device_config`,
+`decode_runner_tarball`, …; docs/contracts.md lists them).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from trt_edge_runner.errors import TrtEdgeError
+from trt_edge_runner.json_documents import parse_json_object, read_file_bytes
 from trt_edge_runner.schemas.source import SCHEMAS
 from trt_edge_runner.schemas.validator import first_error
 
@@ -61,3 +66,35 @@ def validate(
     if error is not None:
         raise error(message, field)
     raise DocumentError(message, field=field, schema=name)
+
+
+ErrorFactory = Callable[[str, str], Exception]
+
+
+def _document_error(name: str) -> ErrorFactory:
+    return lambda message, field: DocumentError(message, field=field, schema=name)
+
+
+def decode(
+    name: str,
+    data: bytes | str,
+    source: str,
+    what: str = "",
+    error: ErrorFactory | None = None,
+) -> dict[str, Any]:
+    """`data` parsed as a JSON object and held to schema `name`, else `error(message, field)`
+    (a `DocumentError` by default) naming `source` and the field: the first step of every
+    typed decode function, so no reader meets a KeyError or a TypeError later."""
+    fail = error or _document_error(name)
+    doc = parse_json_object(data, source, what, lambda message: fail(message, ""))
+    return validate(name, doc, source, fail)
+
+
+def read_document(
+    name: str, path: Path, what: str, error: ErrorFactory | None = None
+) -> dict[str, Any]:
+    """The file `path` decoded as schema `name` (`decode`); an unreadable file is the same
+    error, naming the file, `what` it is and the system's reason."""
+    fail = error or _document_error(name)
+    data = read_file_bytes(path, what, lambda message: fail(message, ""))
+    return decode(name, data, str(path), what, fail)

@@ -1,5 +1,8 @@
 """The one source of the JSON Schemas of every document that crosses a process or machine
-boundary: `bundle.json` (host → device) and `trt-edge-run`'s documents (C++ runner → agent).
+boundary: `bundle.json` (host → device), `trt-edge-run`'s documents (C++ runner → agent), and
+the device side's own: `runner.json` (runner tarball → flash), the agent's `state.json`,
+`device.json` and `facts.json`, `trt-edge-device status/health --json` (device → fleet) and the
+fleet's per-device reports (Ansible on a device → the rollout).
 
 Each schema is built here from a few small helpers, and `python -m trt_edge_runner.schemas
 --write` turns them into the checked-in `*.schema.json` files beside this module (JSON Schema
@@ -554,6 +557,255 @@ ENGINE_ERROR = document(
     ),
 )
 
+# ---- the device side's own documents: the runner tarball, the agent, the fleet -------------
+SHA256 = string(pattern="^[0-9a-f]{64}$")
+RUNNER_BINARY = "bin/trt-edge-run"
+
+# runner.json: `device_runner/cpp/tools/build_device_tarball.py` writes it into the tarball;
+# the flash reads it before anything goes into a rootfs. `files` must list the runner itself.
+RUNNER_TARBALL = document(
+    "runner-tarball",
+    "runner.json of a trt-edge-runner tarball",
+    obj(
+        {
+            "name": const("trt-edge-runner"),
+            "version": string(minLength=1),
+            "arch": string(minLength=1),
+            "files": {
+                "type": "object",
+                "properties": {RUNNER_BINARY: SHA256},
+                "required": [RUNNER_BINARY],
+                "additionalProperties": SHA256,
+            },
+        },
+        {
+            "executorch": string(),
+            "system_libraries": array(string()),
+            "symbol_versions": mapping(string()),
+        },
+    ),
+)
+
+# state.json (agent/store.py). Schema 1 (no floors, history or trust) is still read, and a
+# document without `schema` is schema 1; the reader refuses a newer schema before this.
+SLOT = enum("A", "B")
+
+
+def _record(required: dict[str, Schema], optional: dict[str, Schema], closed: bool) -> Schema:
+    """A record the agent keeps (a slot, a floor, an event). Closed in `state.json`, whose
+    one reader builds it field by field and refuses a key it does not know; open where a
+    device reports it to a fleet that may be older than the device."""
+    return obj(required, optional, closed=closed)
+
+
+def slot_info(closed: bool) -> Schema:
+    return _record(
+        {k: string() for k in ("name", "version", "bundle_sha256", "installed_at")},
+        {"baseline_ms": mapping(number()), "key_id": nullable(string())},
+        closed,
+    )
+
+
+def floor(closed: bool) -> Schema:
+    return _record({"version": string(), "bundle_sha256": string()}, {}, closed)
+
+
+def event(closed: bool) -> Schema:
+    return _record(
+        {"at": string(), "action": string(), "detail": string()},
+        {"name": nullable(string()), "version": nullable(string())},
+        closed,
+    )
+
+
+def slots_map(closed: bool) -> Schema:
+    return obj({}, {s: nullable(slot_info(closed)) for s in ("A", "B")})
+
+
+TRUST_RECORD = obj(
+    {},
+    {
+        "rotations": array(OPEN_OBJECT),
+        "revocations": nullable(OPEN_OBJECT),
+        "revocations_version": integer(),
+        "revoked": mapping(string()),
+    },
+)
+STATE_CORE = {"active": nullable(SLOT), "previous": nullable(SLOT), "slots": slots_map(True)}
+AGENT_STATE = document(
+    "agent-state",
+    "the device agent's state.json",
+    {
+        "anyOf": [
+            obj(
+                {
+                    "schema": const(2),
+                    **STATE_CORE,
+                    "floors": mapping(floor(True)),
+                    "history": array(event(True)),
+                    "trust": TRUST_RECORD,
+                },
+                description="schema 2: what the agent writes",
+            ),
+            obj(STATE_CORE, {"schema": const(1)}, description="schema 1: still read"),
+        ]
+    },
+)
+
+# device.json: an operator's per-device settings (agent/config.py). Every key is optional.
+NON_NEGATIVE_NUMBER = number(minimum=0)
+DEVICE_CONFIG = document(
+    "device-config",
+    "a device's settings, device.json",
+    obj(
+        {},
+        {
+            "health": obj(
+                {},
+                {
+                    "max_latency_regression": nullable(NON_NEGATIVE_NUMBER),
+                    "latency_budget_ms": nullable(NON_NEGATIVE_NUMBER),
+                    "latency_noise_ms": nullable(NON_NEGATIVE_NUMBER),
+                },
+            ),
+            "engine": enum("cpp", "python"),
+            "runner": nullable(string(minLength=1)),
+            "runner_timeout_s": number(exclusiveMinimum=0),
+        },
+    ),
+)
+
+# facts.json: overrides of detected facts (agent/facts.py); a value is kept as its string.
+DEVICE_FACTS = document(
+    "device-facts",
+    "overrides of a device's detected facts, facts.json",
+    mapping({"type": ["string", "number", "null"]}),
+)
+
+# `trt-edge-device status --json` (commands/status.py, agent/status_report.py). An older
+# device reports no floors or history: the fleet reads every device of a rollout.
+DEVICE_STATUS = document(
+    "device-status",
+    "trt-edge-device status --json",
+    obj(
+        {
+            "active": nullable(SLOT),
+            "previous": nullable(SLOT),
+            "version": nullable(string()),
+            "name": nullable(string()),
+            "slots": slots_map(False),
+        },
+        {
+            "previous_version": nullable(string()),
+            "facts": mapping(nullable(string())),
+            "recovered": array(string()),
+            "floors": mapping(floor(False)),
+            "history": array(event(False)),
+        },
+    ),
+)
+
+# `trt-edge-device health --json` (agent/health.py `HealthReport`).
+DEVICE_HEALTH = document(
+    "device-health",
+    "trt-edge-device health --json",
+    obj(
+        {
+            "ok": BOOLEAN,
+            "slot": SLOT,
+            "name": string(),
+            "version": string(),
+            "settings": obj(
+                {
+                    "max_latency_regression": NON_NEGATIVE_NUMBER,
+                    "latency_budget_ms": nullable(NON_NEGATIVE_NUMBER),
+                    "latency_noise_ms": NON_NEGATIVE_NUMBER,
+                }
+            ),
+            "phases": array(
+                obj(
+                    {
+                        "phase": string(),
+                        "ok": BOOLEAN,
+                        "latency_ms": nullable(number()),
+                        "baseline_ms": nullable(number()),
+                    },
+                    {"reason": string()},
+                )
+            ),
+        },
+        {"reason": string(), "engine": string()},
+    ),
+)
+
+# What every `--json` device command prints on stdout when it fails (`TrtEdgeError.to_dict`).
+COMMAND_ERROR = document(
+    "command-error",
+    "the error document of a failed trt-edge-device command under --json",
+    obj(
+        {
+            "ok": const(False),
+            "error": string(),
+            "type": string(),
+            "exit_code": integer(),
+        },
+        {"where": OPEN_OBJECT, "hint": string()},
+    ),
+)
+
+# The fleet's per-device reports (sdk/trt_edge/fleet/playbook.py): each is a template Ansible
+# renders on the device and copies back with `to_json`. Ansible gives a rendered value its
+# native type or leaves it a string, by version: both spellings are declared.
+FLAG = {"anyOf": [BOOLEAN, enum("True", "False", "true", "false")]}
+WHOLE = {"anyOf": [integer(), string(pattern="^-?[0-9]+$")]}
+TIMESTAMP = {"anyOf": [number(), string(pattern="^-?[0-9]+(\\.[0-9]*)?([eE][-+]?[0-9]+)?$")]}
+FLEET_DEVICE_REPORT = document(
+    "fleet-device-report",
+    "a device's report of one rollout wave (status, trust, install, health)",
+    obj(
+        {"host": string(minLength=1), "stage": string(), "failed": FLAG},
+        {
+            **{
+                key: string()
+                for key in (
+                    "failed_task",
+                    "failed_msg",
+                    "before",
+                    "trust_stdout",
+                    "trust_stderr",
+                    "install_stdout",
+                    "install_stderr",
+                    "install_delta",
+                    "health_stdout",
+                    "health_stderr",
+                    "health_delta",
+                    "rollback_stderr",
+                    "after",
+                )
+            },
+            "rollback_rc": WHOLE,
+            "t0": TIMESTAMP,
+            "t1": TIMESTAMP,
+        },
+    ),
+)
+FLEET_ROLLBACK_REPORT = document(
+    "fleet-rollback-report",
+    "a device's report of a rollout's rollback run",
+    obj(
+        {"host": string(minLength=1), "rollback_rc": WHOLE},
+        {"rollback_stderr": string(), "after": string()},
+    ),
+)
+FLEET_METRICS_REPORT = document(
+    "fleet-metrics-report",
+    "a device's report of a rollout's live-traffic gate (two scrapes of /metrics)",
+    obj(
+        {"host": string(minLength=1), "url": string(), "status_0": WHOLE, "status_1": WHOLE},
+        {key: string() for key in ("metrics_0", "metrics_1", "error_0", "error_1")},
+    ),
+)
+
 # name -> schema: the files `python -m trt_edge_runner.schemas --write` writes.
 SCHEMAS: dict[str, Schema] = {
     s["$id"].removeprefix(ID_BASE).removesuffix(".schema.json"): s
@@ -572,5 +824,15 @@ SCHEMAS: dict[str, Schema] = {
         ENGINE_DONE_INFER,
         ENGINE_DONE_CONTROL,
         ENGINE_ERROR,
+        RUNNER_TARBALL,
+        AGENT_STATE,
+        DEVICE_CONFIG,
+        DEVICE_FACTS,
+        DEVICE_STATUS,
+        DEVICE_HEALTH,
+        COMMAND_ERROR,
+        FLEET_DEVICE_REPORT,
+        FLEET_ROLLBACK_REPORT,
+        FLEET_METRICS_REPORT,
     )
 }
