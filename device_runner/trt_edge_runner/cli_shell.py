@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -190,8 +191,6 @@ class Shell:
 def report(prog: str, error: TrtEdgeError, *, json_mode: bool) -> int:
     """Print `error` the one way (and its JSON document under --json); its exit code."""
     if json_mode:
-        import json
-
         try:
             print(json.dumps(error.to_dict(), sort_keys=True), flush=True)
         except BrokenPipeError:  # nobody reads stdout any more; stderr still says it

@@ -32,6 +32,7 @@ that need parallel execution open one `Runner` each.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import threading
@@ -87,8 +88,6 @@ def _load_extra_kernels() -> None:
     `quantized_decomposed::embedding_4bit`, a quantized bundle) and the LLM ones
     (`llama::custom_sdpa`, a bundle built with `attention: fused`). Importing the modules
     loads them; a runtime without them fails the load naming the missing kernel."""
-    import contextlib
-
     with contextlib.suppress(ImportError):
         import executorch.kernels.quantized
     with contextlib.suppress(ImportError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from trt_edge_runner.errors import EXIT_BAD_INPUT, TrtEdgeError
+from trt_edge_runner.runner_interface import CALLER_KINDS
 
 
 class AgentError(TrtEdgeError):
@@ -66,8 +67,6 @@ class RunnerRefused(AgentError):
     else 1, like the same failures of the Python runner."""
 
     def __init__(self, message: str, *, kind: str, runner_exit_code: int, error: dict[str, Any]):
-        from trt_edge_runner.runner_interface import CALLER_KINDS
-
         super().__init__(message, exit_code=EXIT_BAD_INPUT if kind in CALLER_KINDS else None)
         self.kind = kind
         self.runner_exit_code = runner_exit_code

@@ -24,6 +24,7 @@ import dataclasses
 import errno
 import json
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -215,8 +216,6 @@ class RunnerProcess:
 
     # ---- running -------------------------------------------------------------------
     def _broken(self, why: str) -> RunnerBroken:
-        import platform
-
         return RunnerBroken(
             f"{RUNNER_NAME} {self.found}: {why}",
             hint="install the runner tarball of this agent's version for this machine "
@@ -224,8 +223,6 @@ class RunnerProcess:
         )
 
     def _start_failed(self, exc: OSError) -> RunnerBroken:
-        import platform
-
         if exc.errno == errno.ENOEXEC:
             arch = elf_arch(self.path)
             built = f"it is an {arch} binary" if arch else "it is not a program for this machine"

@@ -16,12 +16,16 @@ opt-in (`--engine python`, device.json `engine`) for a device that has it.
 from __future__ import annotations
 
 import argparse
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from trt_edge_runner.agent.config import find_runner, load_runner_settings
 from trt_edge_runner.agent.runner_process import RunnerProcess
 from trt_edge_runner.bundle_format import BundleManifest
+from trt_edge_runner.runner import Runner
+from trt_edge_runner.tensors import random_inputs
 
 
 @dataclass(frozen=True)
@@ -61,11 +65,6 @@ class PythonEngine:
     name: str = "python"
 
     def run_every_phase(self, bundle_dir: Path, runs: int) -> list[PhaseTiming]:
-        import statistics
-
-        from trt_edge_runner.runner import Runner
-        from trt_edge_runner.tensors import random_inputs
-
         runner = Runner.open(bundle_dir)
         timings: list[PhaseTiming] = []
         for phase in runner.phases:
@@ -95,8 +94,6 @@ def run_every_phase(bundle_dir: Path, engine: PhaseEngine, runs: int = 3) -> lis
 def open_runner(args: argparse.Namespace, *, probe: bool = True) -> RunnerProcess:
     """The C++ runner the command's `--runner`/`$TRT_EDGE_RUNNER`/device.json/PATH names,
     checked to answer (unless `probe=False`); RunnerNotFound or RunnerBroken otherwise."""
-    from trt_edge_runner.agent.config import find_runner, load_runner_settings
-
     settings = load_runner_settings(args.config)
     found = find_runner(args.runner, args.config, settings)
     return RunnerProcess.open(found, settings.timeout_s, probe=probe)
@@ -104,8 +101,6 @@ def open_runner(args: argparse.Namespace, *, probe: bool = True) -> RunnerProces
 
 def engine_name(args: argparse.Namespace, default: str = "cpp") -> str:
     """`--engine`, else device.json `engine`, else `default`."""
-    from trt_edge_runner.agent.config import load_runner_settings
-
     if args.engine is not None:
         return str(args.engine)
     if args.config.exists():

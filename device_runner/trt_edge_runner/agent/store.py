@@ -33,6 +33,7 @@ from trt_edge_runner.durable import fsync_dir, replace_symlink, write_atomic
 from trt_edge_runner.json_documents import parse_json_object
 from trt_edge_runner.schemas import validate
 from trt_edge_runner.trust_record import TrustRecord
+from trt_edge_runner.versions import VersionError, parse_version
 
 SLOTS = ("A", "B")
 STATE_SCHEMA = 2
@@ -79,8 +80,6 @@ class Event:
 
 def _floors_from_slots(slots: dict[str, SlotInfo | None]) -> dict[str, Floor]:
     """The floors a schema-1 state implies: per model, the highest version its slots hold."""
-    from trt_edge_runner.versions import VersionError, parse_version
-
     floors: dict[str, Floor] = {}
     for info in slots.values():
         if info is None:

@@ -17,10 +17,14 @@ Token ids need only the standard library.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from trt_edge_runner.agent.config import add_config_argument
+from trt_edge_runner.agent.smoke import open_runner
+from trt_edge_runner.bundle_integrity import read_manifest
 from trt_edge_runner.cli_args import (
     add_bundle_argument,
     add_json_argument,
@@ -30,11 +34,14 @@ from trt_edge_runner.cli_args import (
     require_dir,
 )
 from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.commands.run import cpp_report_head
+from trt_edge_runner.errors import UsageError
+from trt_edge_runner.generation_summary import summary_lines
+from trt_edge_runner.text import BundleText, TextError
+from trt_edge_runner.text.requests import check_text_options, generated_text, prompt_request
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from trt_edge_runner.agent.config import add_config_argument
-
     add_bundle_argument(parser, help="bundle directory (holds bundle.json and model.pte)")
     prompt = parser.add_mutually_exclusive_group(required=True)
     prompt.add_argument("--prompt-ids", help="comma-separated token ids, e.g. 1,2,3")
@@ -73,9 +80,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def require_contract(bundle: Path) -> None:
     """Refuse, before a runner starts, a bundle whose bundle.json declares no generation
     contract (`llm` or `generation`): the contract is declared, never guessed from names."""
-    from trt_edge_runner.bundle_integrity import read_manifest
-    from trt_edge_runner.errors import UsageError
-
     _data, manifest = read_manifest(bundle)
     if manifest.llm is None and manifest.generation is None:
         raise UsageError(
@@ -87,32 +91,19 @@ def require_contract(bundle: Path) -> None:
 
 
 def raise_stop_needs_text() -> None:
-    from trt_edge_runner.text import TextError
-
     raise TextError("--stop needs a text prompt (--prompt or --messages): ids have no text")
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
-    from trt_edge_runner.agent.smoke import open_runner
-    from trt_edge_runner.commands.run import cpp_report_head
-    from trt_edge_runner.generation_summary import summary_lines
-
     require_dir(args.bundle, "bundle directory")
     text: Any = None  # BundleText when the prompt is text
     if args.prompt_ids is not None:
-        from trt_edge_runner.text.requests import check_text_options
-
         check_text_options(args)
         if args.stop:
             raise_stop_needs_text()
         prompt = parse_prompt_ids(args.prompt_ids)
         request = None
     else:
-        from trt_edge_runner.text import BundleText
-        from trt_edge_runner.text.requests import check_text_options, prompt_request
-
         check_text_options(args)
         text = BundleText.from_bundle(args.bundle)
         request = prompt_request(args, text)
@@ -126,8 +117,6 @@ def run(args: argparse.Namespace) -> int:
     stop = generation.stop
     output = None
     if text is not None:
-        from trt_edge_runner.text.requests import generated_text
-
         output = generated_text(text, generation.tokens, args.stop)
         if output.stop_string is not None:
             stop = "stop_string"

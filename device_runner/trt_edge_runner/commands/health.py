@@ -11,8 +11,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 
-from trt_edge_runner.agent.config import add_location_arguments, add_runner_arguments
+from trt_edge_runner.agent.config import (
+    add_location_arguments,
+    add_runner_arguments,
+    load_health_settings,
+)
+from trt_edge_runner.agent.health import check_health
+from trt_edge_runner.agent.smoke import open_engine
+from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.cli_args import add_json_argument, at_least
 from trt_edge_runner.cli_shell import Command
 
@@ -33,13 +41,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from trt_edge_runner.agent.config import load_health_settings
-    from trt_edge_runner.agent.health import check_health
-    from trt_edge_runner.agent.smoke import open_engine
-    from trt_edge_runner.agent.store import DeviceStore
-
     settings = load_health_settings(args.config)
     if args.max_regression is not None:
         settings = replace(settings, max_latency_regression=args.max_regression)

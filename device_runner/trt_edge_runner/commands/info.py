@@ -19,10 +19,19 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from trt_edge_runner import __version__
+from trt_edge_runner.actuator import NATIVE_PROFILE_GUARD, WHERE_THE_NATIVE_SWITCH_LIVES
 from trt_edge_runner.agent.config import add_config_argument, add_runner_arguments
+from trt_edge_runner.agent.memory_check import needs_line
+from trt_edge_runner.agent.smoke import engine_name, open_runner
+from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest, MemorySection
 from trt_edge_runner.cli_args import add_json_argument, require_dir
 from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.commands.run import configure_logging
 from trt_edge_runner.errors import TrtEdgeError
+from trt_edge_runner.memory_budget import MemInfoError, mib
+from trt_edge_runner.memory_budget import device_memory as measured
+from trt_edge_runner.runner import Runner
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,8 +52,6 @@ def _version(package: str) -> str | None:
 
 def package_facts() -> dict[str, Any]:
     """This agent and the Python packages around it, from metadata only (no imports)."""
-    from trt_edge_runner import __version__
-
     return {
         "agent": __version__,
         "python": platform.python_version(),
@@ -59,8 +66,6 @@ def package_facts() -> dict[str, Any]:
 
 def cpp_runner_facts(args: argparse.Namespace) -> dict[str, Any]:
     """The C++ runner's own facts (`trt-edge-run --version --json`), or why there are none."""
-    from trt_edge_runner.agent.smoke import open_runner
-
     try:
         runner = open_runner(args)
     except TrtEdgeError as exc:
@@ -70,8 +75,6 @@ def cpp_runner_facts(args: argparse.Namespace) -> dict[str, Any]:
 
 def python_runtime_facts() -> dict[str, Any]:
     """ExecuTorch's Python runtime: its registered backends (imports torch)."""
-    from trt_edge_runner.actuator import NATIVE_PROFILE_GUARD, WHERE_THE_NATIVE_SWITCH_LIVES
-
     facts: dict[str, Any] = {
         "native_profile_guard": NATIVE_PROFILE_GUARD,
         "native_profile_guard_note": WHERE_THE_NATIVE_SWITCH_LIVES,
@@ -89,9 +92,6 @@ def python_runtime_facts() -> dict[str, Any]:
 def device_memory() -> dict[str, Any]:
     """This device's memory (`/proc/meminfo`, capped by a container's limit), or why it
     cannot be read."""
-    from trt_edge_runner.memory_budget import MemInfoError
-    from trt_edge_runner.memory_budget import device_memory as measured
-
     try:
         found = measured()
     except MemInfoError as exc:
@@ -107,8 +107,6 @@ def bundle_memory(bundle: Path, peak_rss_bytes: Any) -> dict[str, Any] | None:
     """The bundle's recorded needs (`bundle.json` `memory`) and the runner's measured peak
     RSS with it loaded (`peak_rss_bytes` of `trt-edge-run load --json`, when the runner
     reports it); None when the bundle records no needs and nothing was measured."""
-    from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
-
     memory = BundleManifest.from_json((bundle / BUNDLE_JSON).read_bytes()).memory
     measured = peak_rss_bytes if isinstance(peak_rss_bytes, int) else None
     if memory is None and measured is None:
@@ -118,13 +116,9 @@ def bundle_memory(bundle: Path, peak_rss_bytes: Any) -> dict[str, Any] | None:
 
 def describe_bundle(args: argparse.Namespace, engine: str) -> dict[str, Any]:
     if engine == "python":
-        from trt_edge_runner.runner import Runner
-
         described: dict[str, Any] = Runner.open(args.bundle).describe()
         described["memory"] = bundle_memory(args.bundle, None)
         return described
-    from trt_edge_runner.agent.smoke import open_runner
-
     doc = open_runner(args, probe=False).load(args.bundle)  # its document is checked
     return {
         "bundle": str(args.bundle),
@@ -140,8 +134,6 @@ def describe_bundle(args: argparse.Namespace, engine: str) -> dict[str, Any]:
 
 def device_memory_line(device: dict[str, Any]) -> str:
     """`info`'s line for this device's memory."""
-    from trt_edge_runner.memory_budget import mib
-
     if "error" in device:
         return f"  memory: {device['error']}"
     available = device["available_bytes"]
@@ -152,10 +144,6 @@ def device_memory_line(device: dict[str, Any]) -> str:
 
 def bundle_memory_lines(bundle: dict[str, Any]) -> list[str]:
     """`info`'s lines for a bundle's recorded needs and the runner's measured peak RSS."""
-    from trt_edge_runner.agent.memory_check import needs_line
-    from trt_edge_runner.bundle_format import MemorySection
-    from trt_edge_runner.memory_budget import mib
-
     lines = []
     memory = bundle.get("memory")
     needs = memory["needs"] if memory else None
@@ -174,9 +162,6 @@ def bundle_memory_lines(bundle: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge_runner.agent.smoke import engine_name
-    from trt_edge_runner.commands.run import configure_logging
-
     configure_logging(args.command_prog)
     if args.bundle is not None:
         require_dir(args.bundle, "bundle directory")

@@ -16,9 +16,19 @@ import argparse
 import json
 from pathlib import Path
 
-from trt_edge_runner.agent.config import add_location_arguments, add_runner_arguments
+from trt_edge_runner.agent.config import (
+    add_location_arguments,
+    add_runner_arguments,
+    load_health_settings,
+)
+from trt_edge_runner.agent.facts import load_facts
+from trt_edge_runner.agent.install import install_bundle
+from trt_edge_runner.agent.memory_check import MemoryCheck
+from trt_edge_runner.agent.smoke import open_engine
+from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.cli_args import add_json_argument, at_least, require_file
 from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.memory_budget import DEFAULT_HEADROOM_MIB, MEMINFO
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,8 +50,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_memory_arguments(parser: argparse.ArgumentParser) -> None:
     """The memory check's options (`trt_edge_runner.agent.memory_check`)."""
-    from trt_edge_runner.memory_budget import DEFAULT_HEADROOM_MIB, MEMINFO
-
     parser.add_argument(
         "--memory-headroom-mib",
         type=at_least(0),
@@ -64,13 +72,6 @@ def add_memory_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge_runner.agent.config import load_health_settings
-    from trt_edge_runner.agent.facts import load_facts
-    from trt_edge_runner.agent.install import install_bundle
-    from trt_edge_runner.agent.memory_check import MemoryCheck
-    from trt_edge_runner.agent.smoke import open_engine
-    from trt_edge_runner.agent.store import DeviceStore
-
     def say(message: str) -> None:
         if not args.json:
             print(message)

@@ -11,6 +11,8 @@ import argparse
 import json
 
 from trt_edge_runner.agent.config import add_location_arguments
+from trt_edge_runner.agent.install import rollback
+from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.cli_args import add_json_argument
 from trt_edge_runner.cli_shell import Command
 
@@ -21,9 +23,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge_runner.agent.install import rollback
-    from trt_edge_runner.agent.store import DeviceStore
-
     state = rollback(DeviceStore(args.root), args.keys)
     info = state.info(state.active)
     left = state.info(state.previous)

@@ -21,9 +21,16 @@ loading, executing, a runner crash) is exit 1: each error's own code.
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import sys
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trt_edge_runner.agent.config import add_config_argument, add_runner_arguments
+from trt_edge_runner.agent.smoke import engine_name, open_runner
+from trt_edge_runner.bundle_integrity import read_manifest
 from trt_edge_runner.cli_args import (
     add_bundle_argument,
     add_json_argument,
@@ -33,6 +40,11 @@ from trt_edge_runner.cli_args import (
     require_path,
 )
 from trt_edge_runner.cli_shell import AddArguments, Command
+from trt_edge_runner.errors import InputSpecError
+from trt_edge_runner.npy_archive import pack_npz, unpack_npz
+from trt_edge_runner.policy import Request
+from trt_edge_runner.runner import Runner
+from trt_edge_runner.tensors import check_output_path, load_npz, named, random_inputs, save_npz
 
 PROFILE_INDEX = at_least(0, "a profile index", "; use --auto for shape-based selection")
 
@@ -49,8 +61,6 @@ def arguments_for(default_engine: str) -> AddArguments:
     """`add_arguments` of the command whose engine is `default_engine` unless told."""
 
     def add(parser: argparse.ArgumentParser) -> None:
-        from trt_edge_runner.agent.config import add_config_argument, add_runner_arguments
-
         add_arguments(parser)
         add_runner_arguments(parser, default_engine)
         add_config_argument(parser)
@@ -89,8 +99,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def parse_dims(items: list[str], manifest: BundleManifest) -> dict[str, int]:
     """`["seq=8"]` → `{"seq": 8}`, naming a bad item or an unknown symbol."""
-    from trt_edge_runner.errors import InputSpecError
-
     known = manifest.symbols()
     dims: dict[str, int] = {}
     for item in items:
@@ -107,8 +115,6 @@ def parse_dims(items: list[str], manifest: BundleManifest) -> dict[str, int]:
 
 
 def target_of(args: argparse.Namespace) -> Target:
-    from trt_edge_runner.policy import Request
-
     if args.phase is not None:
         return str(args.phase)
     if args.profile is not None:
@@ -134,8 +140,6 @@ def configure_logging(prog: str) -> None:
     that as a warning. That is noise to someone running a bundle, so those two
     loggers are raised to ERROR here (the CLI only; library users keep theirs).
     """
-    import logging
-
     for noisy in ("torchao", "torch.utils._pytree"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
     handler = logging.StreamHandler(sys.stderr)
@@ -150,8 +154,6 @@ def configure_logging(prog: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The whole command, on the engine asked for (`trt-edge run` is this same command)."""
-    from trt_edge_runner.agent.smoke import engine_name
-
     if engine_name(args, default=args.default_engine) == "python":
         return run_python(args)
     return run_cpp(args)
@@ -159,15 +161,6 @@ def run(args: argparse.Namespace) -> int:
 
 def run_python(args: argparse.Namespace) -> int:
     """Execute in this process with ExecuTorch's Python runtime (imports torch)."""
-
-    from trt_edge_runner.runner import Runner
-    from trt_edge_runner.tensors import (
-        check_output_path,
-        load_npz,
-        named,
-        random_inputs,
-        save_npz,
-    )
 
     configure_logging(args.command_prog)
     require_dir(args.bundle, "bundle directory")
@@ -218,8 +211,6 @@ def run_python(args: argparse.Namespace) -> int:
 
 def print_report(args: argparse.Namespace, report: dict[str, Any]) -> int:
     """The one output of both engines: the report as JSON, or three lines for a person."""
-    import json
-
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -237,14 +228,6 @@ def print_report(args: argparse.Namespace, report: dict[str, Any]) -> int:
 
 def run_cpp(args: argparse.Namespace) -> int:
     """Execute in the C++ runner, a child process: standard library only on this side."""
-    import tempfile
-    from pathlib import Path
-
-    from trt_edge_runner.agent.smoke import open_runner
-    from trt_edge_runner.bundle_integrity import read_manifest
-    from trt_edge_runner.npy_archive import pack_npz, unpack_npz
-    from trt_edge_runner.tensors import check_output_path
-
     require_dir(args.bundle, "bundle directory")
     inputs = (
         require_path(args.inputs, "inputs file or directory", option="--inputs")

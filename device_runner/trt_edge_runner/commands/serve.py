@@ -14,16 +14,17 @@ import dataclasses
 import os
 from pathlib import Path
 
-from trt_edge_runner.cli_args import at_least
+from trt_edge_runner.agent.config import add_location_arguments, find_runner, load_runner_settings
+from trt_edge_runner.cli_args import at_least, require_dir
 from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.errors import UsageError, Where
+from trt_edge_runner.memory_budget import DEFAULT_HEADROOM_MIB, MEMINFO
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from trt_edge_runner.agent.config import add_location_arguments
-
     parser.add_argument(
         "--bundle",
         type=Path,
@@ -39,8 +40,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_swap_arguments(parser: argparse.ArgumentParser) -> None:
     """How a hot swap judges whether the next bundle fits beside the served one."""
-    from trt_edge_runner.memory_budget import DEFAULT_HEADROOM_MIB, MEMINFO
-
     parser.add_argument(
         "--memory-headroom-mib",
         type=at_least(0, "--memory-headroom-mib"),
@@ -115,10 +114,6 @@ def run(args: argparse.Namespace) -> int:
 
 def serve_from_arguments(args: argparse.Namespace, bundle: Path | None, root: Path) -> int:
     """Check the options, find the runner, serve until stopped (both CLIs end here)."""
-    from trt_edge_runner.agent.config import find_runner, load_runner_settings
-    from trt_edge_runner.cli_args import require_dir
-    from trt_edge_runner.errors import UsageError, Where
-
     try:
         from trt_edge_runner.serve.exposure import checked_exposure
         from trt_edge_runner.serve.loaded_model import ServeOptions

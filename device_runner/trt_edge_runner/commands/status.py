@@ -11,7 +11,9 @@ import argparse
 import json
 
 from trt_edge_runner.agent.config import add_location_arguments
+from trt_edge_runner.agent.facts import load_facts
 from trt_edge_runner.agent.reports import DeviceStatus
+from trt_edge_runner.agent.store import AgentState, DeviceStore
 from trt_edge_runner.cli_args import add_json_argument
 from trt_edge_runner.cli_shell import Command
 
@@ -22,9 +24,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge_runner.agent.facts import load_facts
-    from trt_edge_runner.agent.store import AgentState, DeviceStore
-
     store = DeviceStore(args.root)
     recovered: list[str] = []
     if store.exists():

@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 
 from trt_edge_runner.agent.config import add_location_arguments
+from trt_edge_runner.agent.store import DeviceStore
+from trt_edge_runner.agent.trust_update import accept_trust_documents, current_trust
 from trt_edge_runner.cli_args import add_json_argument, require_file
 from trt_edge_runner.cli_shell import Command
 
@@ -25,9 +27,6 @@ def add_add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add(args: argparse.Namespace) -> int:
-    from trt_edge_runner.agent.store import DeviceStore
-    from trt_edge_runner.agent.trust_update import accept_trust_documents
-
     for path in args.documents:
         require_file(path, "trust document")
     outcomes = accept_trust_documents(DeviceStore(args.root), args.keys, list(args.documents))
@@ -51,9 +50,6 @@ def add_status_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def status(args: argparse.Namespace) -> int:
-    from trt_edge_runner.agent.store import DeviceStore
-    from trt_edge_runner.agent.trust_update import current_trust
-
     state, trust = current_trust(DeviceStore(args.root), args.keys)
     keys = trust.describe()
     if args.json:

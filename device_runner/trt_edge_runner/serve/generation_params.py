@@ -9,6 +9,7 @@ llama.cpp's server accept them).
 
 from __future__ import annotations
 
+import json
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,8 +53,6 @@ class GenerationParams:
 
 def body_object(raw: bytes) -> dict[str, Any]:
     """The request body as a JSON object, or a 400 saying what is wrong with it."""
-    import json
-
     if not raw.strip():
         raise bad_field("body", "the request has no body; send a JSON object")
     try:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from trt_edge_runner.bundle_format import BUNDLE_JSON, LlmSection
+from trt_edge_runner.bundle_integrity import read_manifest
 from trt_edge_runner.text.chat_template import ChatTemplate, Message
 from trt_edge_runner.text.errors import (
     NoChatTemplateError,
@@ -56,8 +57,6 @@ class BundleText:
         """The text side of `bundle_dir`; `section` when the caller has read bundle.json."""
         bundle_dir = Path(bundle_dir)
         if section is None:
-            from trt_edge_runner.bundle_integrity import read_manifest
-
             _, manifest = read_manifest(bundle_dir)
             if manifest.llm is None:
                 raise NoTokenizerError(

@@ -18,7 +18,10 @@ on TensorRT each profile is its own engine tuning.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import platform
+import subprocess
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +34,12 @@ from trt_edge_runner.cli_args import (
     require_dir,
 )
 from trt_edge_runner.cli_shell import Command
-from trt_edge_runner.errors import ResultWriteError, Where
+from trt_edge_runner.commands.run import configure_logging
+from trt_edge_runner.durable import atomic_file
+from trt_edge_runner.errors import ResultWriteError, RunnerError, Where
+from trt_edge_runner.policy import Request
+from trt_edge_runner.runner import Runner
+from trt_edge_runner.tensors import check_output_path, random_inputs
 
 # Standard-library modules only some functions need are imported inside them:
 # `trt-edge --help` imports every CLI module (startup budget).
@@ -63,9 +71,6 @@ def _read(path: str) -> str | None:
 
 def machine_facts() -> dict[str, Any]:
     """CPU model and cores; on a Jetson the power mode and clocks (when readable)."""
-    import platform
-    import subprocess
-
     model = None
     cpuinfo = _read("/proc/cpuinfo") or ""
     for line in cpuinfo.splitlines():
@@ -137,10 +142,6 @@ def time_case(runner: Runner, target: Target, inputs: list[Any], iterations: int
 
 
 def bench(runner: Runner, iterations: int, decode_steps: int) -> dict[str, Any]:
-    from trt_edge_runner.errors import RunnerError
-    from trt_edge_runner.policy import Request
-    from trt_edge_runner.tensors import random_inputs
-
     manifest = runner.manifest
     widest = widest_profile(manifest)
     phases: dict[str, Any] = {}
@@ -244,7 +245,6 @@ def table(result: dict[str, Any]) -> str:
 def plot(result: dict[str, Any], path: Path) -> None:
     """Grouped bars (p50, whiskers to p90, dots at p99) per phase and case, written atomically."""
     import matplotlib
-    from trt_edge_runner.durable import atomic_file
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -304,12 +304,6 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
-    from trt_edge_runner.commands.run import configure_logging
-    from trt_edge_runner.runner import Runner
-    from trt_edge_runner.tensors import check_output_path
-
     configure_logging(args.command_prog)
     require_dir(args.bundle, "bundle directory")
     if args.plot:

@@ -18,6 +18,7 @@ library noise (`trt_edge.library_noise`) is held back unless `-v` is given.
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import sys
 import time
@@ -26,12 +27,16 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import structlog
+from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
 from trt_edge_runner.cli_args import at_least
 from trt_edge_runner.cli_shell import Command
 from trt_edge_runner.errors import TrtEdgeError, UsageError, Where
+from trt_edge_runner.memory_budget import mib
 
 from trt_edge.cli._manifest import add_manifest_argument
-from trt_edge.pipeline.stages import flow
+from trt_edge.library_noise import quiet_library_noise
+from trt_edge.pipeline.stages import STAGES, flow
 
 if TYPE_CHECKING:
     from trt_edge.containers.build_runner import BuildMode
@@ -89,8 +94,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def configure_logging(fmt: str, level: int) -> None:
-    import structlog
-
     processors: list[Any] = [
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso" if fmt == "json" else "%H:%M:%S"),
@@ -121,8 +124,6 @@ class RichProgress:
             TimeElapsedColumn,
         )
         from rich.text import Text
-
-        from trt_edge.pipeline.stages import STAGES
 
         class StateColumn(ProgressColumn):
             """`·` waiting, a spinner while running, `✓` done."""
@@ -260,9 +261,6 @@ def _summary(console: Any, result: Any, elapsed: float) -> None:
 
 def memory_lines(bundle_dir: Path, warnings: tuple[str, ...]) -> list[str]:
     """The summary's memory line (from the bundle's `memory` section) and its warnings."""
-    from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
-    from trt_edge_runner.memory_budget import mib
-
     memory = BundleManifest.from_json((bundle_dir / BUNDLE_JSON).read_bytes()).memory
     if memory is None:
         return []
@@ -325,8 +323,6 @@ def _event_file(path: str | None) -> Iterator[Any]:
 
 def _failed(error: TrtEdgeError) -> BuildEvent:
     """The `build_failed` event of an error: what the CLI shell would print for it."""
-    import io
-
     from trt_edge.pipeline.events import BuildFailed
 
     details = io.StringIO()
@@ -370,7 +366,6 @@ def _build(
     sinks: list[Any],
     err: Any,
 ) -> Any:
-    from trt_edge.library_noise import quiet_library_noise
     from trt_edge.pipeline.run import BuildOptions, build
 
     options = BuildOptions(

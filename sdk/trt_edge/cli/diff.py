@@ -17,6 +17,8 @@ from typing import Any
 from trt_edge_runner.cli_args import add_json_argument, require_path
 from trt_edge_runner.cli_shell import Command
 
+from trt_edge.inspect.compare import diff_paths
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("a", help="the old .pte or bundle")
@@ -30,8 +32,6 @@ def _short(value: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge.inspect.compare import diff_paths
-
     result = diff_paths(require_path(args.a, "file"), require_path(args.b, "file"))
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, sort_keys=True))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,10 @@ from trt_edge_runner.cli_shell import Command
 from trt_edge_runner.errors import Where
 
 from trt_edge.containers.runner_tarball import tarball_path
+from trt_edge.flash.boards import board_target, flash_command
+from trt_edge.flash.errors import FlashError, FlashRefusedError
+from trt_edge.flash.stage import stage_rootfs
+from trt_edge.pipeline.bundle_tar import write_bundle_tar
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,10 +54,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge.flash.boards import board_target, flash_command
-    from trt_edge.flash.errors import FlashError, FlashRefusedError
-    from trt_edge.flash.stage import stage_rootfs
-
     target = board_target(args.board)
     command = flash_command(target)
     runner = args.runner_tarball or tarball_path(target.arch, Path())
@@ -90,12 +91,6 @@ def _stage_directory(
     Errors are about the user's directory, not the scratch tar: its path is
     replaced by `bundle_dir` in every message.
     """
-    import tempfile
-
-    from trt_edge.flash.errors import FlashError
-    from trt_edge.flash.stage import stage_rootfs
-    from trt_edge.pipeline.bundle_tar import write_bundle_tar
-
     with tempfile.TemporaryDirectory(prefix="trt-edge-flash-") as scratch:
         tar_path = Path(scratch) / f"{bundle_dir.name}.tar"
         try:

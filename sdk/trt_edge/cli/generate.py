@@ -25,6 +25,8 @@ time to first token, decode ms per token, tokens/s).
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -36,8 +38,13 @@ from trt_edge_runner.cli_args import (
     require_dir,
 )
 from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.commands.run import configure_logging
+from trt_edge_runner.generation_summary import summary_lines
+from trt_edge_runner.runner import Runner
 
 from trt_edge.llm.errors import GenerateContractError, NoTokenizerError
+from trt_edge.llm.generation import contract_for, greedy_generate
+from trt_edge.llm.text import HostTokenizer
 
 # No json or dataclasses at module level: `trt-edge --help` imports every CLI
 # module, so only what startup needs is imported.
@@ -56,11 +63,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge_runner.commands.run import configure_logging
-    from trt_edge_runner.runner import Runner
-
-    from trt_edge.llm.generation import contract_for
-
     configure_logging(args.command_prog)
     started = time.perf_counter()
     prompt_ids = parse_prompt_ids(args.prompt_ids) if args.prompt_ids is not None else None
@@ -83,14 +85,6 @@ def _generate(
     args: argparse.Namespace, runner: Runner, prompt_ids: list[int] | None, started: float
 ) -> int:
     """Text (a causal LM's tokenizer) or ids in; ids, and text when there is a tokenizer, out."""
-    import json
-    import sys
-
-    from trt_edge_runner.generation_summary import summary_lines
-
-    from trt_edge.llm.generation import greedy_generate
-    from trt_edge.llm.text import HostTokenizer
-
     section = runner.manifest.llm
     tokenizer = None
     if section is not None and (args.prompt is not None or section.tokenizer is not None):

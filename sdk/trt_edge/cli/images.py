@@ -28,6 +28,17 @@ from trt_edge_runner.cli_args import add_json_argument
 from trt_edge_runner.cli_shell import AddArguments, Command, Run
 from trt_edge_runner.errors import UsageError, Where
 
+from trt_edge.containers import catalog
+from trt_edge.containers.base_image import load_recipe, make_base
+from trt_edge.containers.catalog import load_spec
+from trt_edge.containers.dockerfile import expand
+from trt_edge.containers.engine import connect, is_engine_error
+from trt_edge.containers.errors import ContainerError
+from trt_edge.containers.images import build_image
+from trt_edge.containers.listing import list_images, prune_stale
+from trt_edge.containers.wheelhouse import generate_lock
+from trt_edge.targets import load_catalog
+
 MIRROR_SCHEMES = ("http://", "https://", "file:/")  # what debootstrap fetches from
 
 
@@ -52,15 +63,11 @@ def add_lock_arguments(parser: argparse.ArgumentParser) -> None:
 
 def resolve_image_name(name: str, runtime: bool = False) -> str:
     """An image folder name, or a catalog target id mapped to its builder/runtime image."""
-    from trt_edge.containers import catalog
-
     if name in catalog.image_names():
         return name
     try:
-        from trt_edge.targets import load_catalog
-
         target = load_catalog().get(name)
-    except (ImportError, KeyError):
+    except KeyError:
         return name  # load_spec reports the unknown name with the known ones
     return target.runtime_image if runtime else target.builder_image
 
@@ -77,9 +84,6 @@ def action(help: str, run: Run, add_arguments: AddArguments | None = None) -> Co
     """
 
     def run_reporting_engine_errors(args: argparse.Namespace) -> int:
-        from trt_edge.containers.engine import is_engine_error
-        from trt_edge.containers.errors import ContainerError
-
         try:
             return run(args)
         except Exception as err:
@@ -91,8 +95,6 @@ def action(help: str, run: Run, add_arguments: AddArguments | None = None) -> Co
 
 
 def _build(args: argparse.Namespace) -> int:
-    from trt_edge.containers.images import build_image
-
     name = resolve_image_name(args.target, args.runtime)
     ref = build_image(
         name,
@@ -108,8 +110,6 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from trt_edge.containers.listing import list_images
-
     rows = list_images()
     if args.json:
         print(json.dumps([row.__dict__ for row in rows], indent=2, default=list))
@@ -136,9 +136,6 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _base(args: argparse.Namespace) -> int:
-    from trt_edge.containers.base_image import load_recipe, make_base
-    from trt_edge.containers.engine import connect
-
     if args.mirror is not None and not args.mirror.startswith(MIRROR_SCHEMES):
         raise UsageError(
             "not a Debian mirror URL",
@@ -152,9 +149,6 @@ def _base(args: argparse.Namespace) -> int:
 
 
 def _lock(args: argparse.Namespace) -> int:
-    from trt_edge.containers.catalog import load_spec
-    from trt_edge.containers.wheelhouse import generate_lock
-
     spec = load_spec(args.image)
     lock = generate_lock(spec, progress=_progress)
     print(f"{lock.path}: {len(lock.entries)} pins, lock sha256 {lock.sha256()}")
@@ -162,16 +156,11 @@ def _lock(args: argparse.Namespace) -> int:
 
 
 def _dockerfile(args: argparse.Namespace) -> int:
-    from trt_edge.containers.catalog import load_spec
-    from trt_edge.containers.dockerfile import expand
-
     sys.stdout.write(expand(load_spec(resolve_image_name(args.image))).text)
     return 0
 
 
 def _prune(args: argparse.Namespace) -> int:
-    from trt_edge.containers.listing import prune_stale
-
     removed = prune_stale()
     for tag in removed:
         print(f"removed {tag}")

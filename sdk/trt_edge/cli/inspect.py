@@ -16,9 +16,15 @@ import json
 import sys
 from pathlib import Path
 
+from trt_edge_runner.bundle_integrity import read_manifest
 from trt_edge_runner.cli_args import add_json_argument, require_path
 from trt_edge_runner.cli_shell import Command
 from trt_edge_runner.errors import UsageError, Where
+
+from trt_edge.inspect.engine_check import differences, read_engine_table
+from trt_edge.inspect.pte_reader import read_delegate_blob, read_pte
+from trt_edge.inspect.report import extract_engines, inspect_path
+from trt_edge.inspect.trt_blob import engine_view, parse_trt_blob
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,8 +44,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge.inspect.report import extract_engines, inspect_path
-
     report = inspect_path(require_path(args.path, "file"))
     extracted = None
     if args.extract_engines:
@@ -76,12 +80,6 @@ def run(args: argparse.Namespace) -> int:
 def check_engines(path: Path) -> list[str]:
     """Each recorded engine deserialized and compared with its record; one line per engine
     that agrees, a problem per difference. Raises `EngineReadError` where none can be read."""
-    from trt_edge_runner.bundle_integrity import read_manifest
-
-    from trt_edge.inspect.engine_check import differences, read_engine_table
-    from trt_edge.inspect.pte_reader import read_delegate_blob, read_pte
-    from trt_edge.inspect.trt_blob import engine_view, parse_trt_blob
-
     if not path.is_dir():
         raise UsageError(
             "needs a bundle directory (its bundle.json holds the records)",

@@ -13,7 +13,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from trt_edge_runner.cli_args import require_file
 from trt_edge_runner.cli_shell import Command
+
+from trt_edge.signing import generate_keypair
+from trt_edge.signing.trust_documents import (
+    parse_not_after,
+    resolve_key_id,
+    revoke_keys,
+    rotate_key,
+)
 
 
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,8 +32,6 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def generate(args: argparse.Namespace) -> int:
-    from trt_edge.signing import generate_keypair
-
     pair = generate_keypair(args.directory, name=args.name, force=args.force)
     print(f"private key: {pair.private_path} (keep secret; used by `trt-edge sign --key`)")
     print(f"public key:  {pair.public_path} (copy to each device's /etc/trt-edge/keys/)")
@@ -60,10 +67,6 @@ def add_rotate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def rotate(args: argparse.Namespace) -> int:
-    from trt_edge_runner.cli_args import require_file
-
-    from trt_edge.signing.trust_documents import parse_not_after, rotate_key
-
     require_file(args.current, "private key", option="--current")
     not_after = None if args.not_after is None else parse_not_after(args.not_after)
     result = rotate_key(
@@ -96,10 +99,6 @@ def add_revoke_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def revoke(args: argparse.Namespace) -> int:
-    from trt_edge_runner.cli_args import require_file
-
-    from trt_edge.signing.trust_documents import revoke_keys
-
     require_file(args.key, "private key", option="--key")
     result = revoke_keys(args.key, args.list, list(args.keys), args.reason)
     print(
@@ -116,10 +115,6 @@ def add_id_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def show_id(args: argparse.Namespace) -> int:
-    from trt_edge_runner.cli_args import require_file
-
-    from trt_edge.signing.trust_documents import resolve_key_id
-
     for path in args.files:
         require_file(path, "key file")
         print(f"{resolve_key_id(str(path))}  {path}")

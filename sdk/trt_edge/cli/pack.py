@@ -11,8 +11,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from trt_edge_runner.cli_args import add_bundle_argument
+from trt_edge_runner.cli_args import add_bundle_argument, require_dir
 from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.durable import unwritable
+from trt_edge_runner.errors import UsageError, Where
+
+from trt_edge.signing.pack import pack_bundle
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,12 +33,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge_runner.cli_args import require_dir
-    from trt_edge_runner.durable import unwritable
-    from trt_edge_runner.errors import UsageError, Where
-
-    from trt_edge.signing.pack import pack_bundle
-
     require_dir(args.bundle, "bundle directory")
     problem = unwritable(args.output)
     if problem is not None:

@@ -13,12 +13,18 @@ or a flag cannot be used (nothing was changed).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from trt_edge_runner.cli_args import add_json_argument
 from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.durable import make_writable_dir, write_atomic
 from trt_edge_runner.errors import ResultWriteError, Where
+
+from trt_edge.fleet.errors import RolloutError
+from trt_edge.fleet.execute import run_rollout
+from trt_edge.fleet.plan import load_plan
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,10 +40,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check_report_path(report: Path) -> None:
     """Prove `--report` can be written before the rollout changes any device (exit 2 if not)."""
-    from trt_edge_runner.durable import make_writable_dir
-
-    from trt_edge.fleet.errors import RolloutError
-
     if report.is_dir():
         raise RolloutError(f"--report {report}: is a directory; name a file, e.g. report.json")
     why = make_writable_dir(report.parent)
@@ -48,13 +50,6 @@ def check_report_path(report: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
-    from trt_edge_runner.durable import write_atomic
-
-    from trt_edge.fleet.execute import run_rollout
-    from trt_edge.fleet.plan import load_plan
-
     def say(message: str) -> None:
         if not args.json:
             print(message, flush=True)

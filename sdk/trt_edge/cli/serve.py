@@ -11,23 +11,19 @@ from __future__ import annotations
 
 import argparse
 
+from trt_edge_runner.agent.config import DEFAULT_ROOT, add_config_argument
 from trt_edge_runner.cli_args import add_bundle_argument
 from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.commands.serve import add_serve_arguments, serve_from_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from trt_edge_runner.agent.config import add_config_argument
-    from trt_edge_runner.commands.serve import add_serve_arguments
-
     add_bundle_argument(parser, help="bundle directory to serve")
     add_serve_arguments(parser)
     add_config_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge_runner.agent.config import DEFAULT_ROOT
-    from trt_edge_runner.commands.serve import serve_from_arguments
-
     return serve_from_arguments(args, args.bundle, DEFAULT_ROOT)
 
 

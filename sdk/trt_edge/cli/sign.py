@@ -12,6 +12,8 @@ from pathlib import Path
 from trt_edge_runner.cli_args import add_bundle_argument
 from trt_edge_runner.cli_shell import Command
 
+from trt_edge.signing import sign_bundle
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_bundle_argument(parser)
@@ -19,8 +21,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge.signing import sign_bundle
-
     signature = sign_bundle(args.bundle, args.key)
     print(f"signed {args.bundle} with key {signature.key_id[:16]}… -> {args.bundle}/bundle.sig")
     return 0

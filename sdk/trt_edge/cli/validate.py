@@ -21,8 +21,11 @@ from typing import Any
 
 from trt_edge_runner.cli_args import add_json_argument
 from trt_edge_runner.cli_shell import Command
+from trt_edge_runner.memory_budget import mib
 
 from trt_edge.cli._manifest import add_manifest_argument, load_readable
+from trt_edge.memory import over_budget
+from trt_edge.targets import load_catalog
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,9 +57,7 @@ def memory_report(manifest: Any) -> dict[str, Any] | None:
     """A Hugging Face model's memory needs estimated before building (a lower bound) and a
     warning per board of the manifest's targets that cannot hold even that; None when
     nothing can be told before building (`trt_edge.memory.estimate`)."""
-    from trt_edge.memory import over_budget
     from trt_edge.memory.estimate import manifest_estimate
-    from trt_edge.targets import load_catalog
 
     estimate = manifest_estimate(manifest)
     if estimate is None:
@@ -90,8 +91,6 @@ def run(args: argparse.Namespace) -> int:
     if result.ok:
         print(summary(result))
         if memory is not None:
-            from trt_edge_runner.memory_budget import mib
-
             needs = memory["estimate"]
             print(
                 f"{result.path}: memory estimated before building: at least "

@@ -12,6 +12,8 @@ from pathlib import Path
 from trt_edge_runner.cli_args import add_bundle_argument
 from trt_edge_runner.cli_shell import Command
 
+from trt_edge.signing import verify_bundle_with
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_bundle_argument(parser)
@@ -19,8 +21,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge.signing import verify_bundle_with
-
     manifest = verify_bundle_with(args.bundle, args.pubkey)
     print(
         f"OK: {manifest.name} {manifest.version}: signature valid, "

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from trt_edge import __version__
 from trt_edge.containers import base_image, catalog, context, lockfile, runner_tarball, wheelhouse
 from trt_edge.containers.catalog import ImageSpec
+from trt_edge.containers.engine import connect
 from trt_edge.containers.errors import ContainerError, ImageBuildError, ImageMissingError
 from trt_edge.containers.reference import check_image_reference, check_tag
 
@@ -250,8 +251,6 @@ def build_image(
     legacy builder (no network needed inside), tags `<repo>:<key>`, `<repo>:latest`
     and `tag` when given.
     """
-    from trt_edge.containers.engine import connect
-
     spec = catalog.load_spec(name)  # bad input fails before any engine is needed
     if base is not None:
         check_image_reference(base, "--base")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -30,6 +31,7 @@ from trt_edge.containers.lockfile import (
     file_sha256,
     is_sdist,
     normalize_name,
+    parse_lock,
     parse_requirements_in,
     render_lock,
     write_atomic,
@@ -155,8 +157,6 @@ def generate_lock(
     3.12), and a lock naming one pip would not pick fails `pip download --require-hashes`.
     The picked wheels then join the wheelhouse.
     """
-    from trt_edge.containers.lockfile import parse_lock
-
     folder = folder or wheelhouse_dir()
     folder.mkdir(parents=True, exist_ok=True)
     pins = parse_requirements_in(spec.requirements_in)
@@ -212,8 +212,6 @@ def _platform_matches(filename: str, pip: PipPlatform) -> bool:
     if platform_tags == "any":
         return True
     if not pip.platforms:
-        import platform
-
         return _arch(platform_tags.split(".")[0]) == platform.machine()
     wanted_arch = {_arch(p) for p in pip.platforms}
     arch_ok = any(_arch(tag) in wanted_arch for tag in platform_tags.split("."))

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import trt_edge_runner
 from trt_edge_runner.agent.errors import AgentError
 from trt_edge_runner.agent.install import InstallResult, install_bundle
 from trt_edge_runner.agent.store import DeviceStore
@@ -141,8 +142,6 @@ def _swap_in(new: Path, dest: Path) -> None:
 
 def _runner_source() -> Path:
     """The device agent's package directory (`trt_edge_runner`), copied as it is."""
-    import trt_edge_runner
-
     return Path(trt_edge_runner.__file__).parent
 
 

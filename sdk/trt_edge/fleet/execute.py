@@ -26,10 +26,12 @@ from trt_edge_runner.signature import SignatureError, parse_canonical_manifest
 from trt_edge.fleet.errors import RolloutError
 from trt_edge.fleet.halt import Tally, halt_after_wave
 from trt_edge.fleet.inventory import Device, ansible_tool, load_inventory
+from trt_edge.fleet.metrics_gate import MetricsThresholds, MetricsVerdict, judge
 from trt_edge.fleet.plan import MetricsGate, RolloutPlan
 from trt_edge.fleet.playbook import metrics_playbook_yaml, playbook_yaml, rollback_playbook_yaml
 from trt_edge.fleet.report import DeviceResult, RolloutReport
 from trt_edge.fleet.schedule import Schedule, plan_waves
+from trt_edge.signing.pack import pack_bundle
 
 if TYPE_CHECKING:
     from trt_edge.fleet.metrics_gate import MetricsThresholds, MetricsVerdict
@@ -44,8 +46,6 @@ class BundleFacts:
 def read_bundle(path: Path, workdir: Path) -> BundleFacts:
     """The bundle `.tar` to ship (a directory is packed first) and its manifest."""
     if path.is_dir():  # packed with the checks of `trt-edge pack` (signed, intact)
-        from trt_edge.signing.pack import pack_bundle
-
         path = pack_bundle(path, workdir / f"{path.name}.tar").tar
     if not path.exists():
         raise RolloutError(f"{path}: bundle not found (the plan's `bundle:`)")
@@ -394,8 +394,6 @@ def _live_traffic_gate(
     twice over the window (Ansible, on the device) and judge the deltas on this host. A
     device that crossed a threshold is failed (counted against the failure threshold like
     a failed smoke-run gate); they are returned for the wave's rollback run."""
-    from trt_edge.fleet.metrics_gate import MetricsThresholds
-
     updated = [d for d in results if d.result == "updated"]
     if not updated:
         return []
@@ -440,8 +438,6 @@ def metrics_verdict(
     log: Path,
 ) -> MetricsVerdict:
     """One device's live-traffic verdict from what its gate playbook reported."""
-    from trt_edge.fleet.metrics_gate import MetricsVerdict, judge
-
     if raw is None:
         return MetricsVerdict(host, failures=[f"{host}: no report from the device; see {log}"])
     for i in (0, 1):

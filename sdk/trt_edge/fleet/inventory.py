@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trt_edge.fleet.errors import RolloutError
+from trt_edge.targets import load_catalog
 
 if TYPE_CHECKING:
     from trt_edge.targets import TargetCatalog
@@ -49,8 +50,6 @@ def ansible_tool(name: str) -> str:
 
 @functools.cache
 def _catalog() -> TargetCatalog:
-    from trt_edge.targets import load_catalog
-
     return load_catalog()
 
 

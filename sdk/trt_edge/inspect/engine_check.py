@@ -10,6 +10,7 @@ even check an engine's validity; the refusal says so and names what is missing.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,8 +35,6 @@ class EngineTable:
 
 def read_engine_table(engine: bytes, record: EngineRecord, source: str) -> EngineTable:
     """Deserialize `engine` with the TensorRT flavour that built it and read its table."""
-    import importlib
-
     try:
         trt = importlib.import_module(record.flavour)
     except (ImportError, OSError) as exc:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from trt_edge_runner.bundle_format import DelegateInfo, EngineRecord
+from trt_edge_runner.dtypes import dtype_info
 
 from trt_edge.inspect.errors import PteFormatError
 
@@ -855,8 +856,6 @@ def read_mutable_buffers(path: str | os.PathLike[str]) -> tuple[MutableBuffer, .
     Walks each plan's value table (tensor headers only: no segment is read), so the cost
     follows the number of values, not the size of the weights.
     """
-    from trt_edge_runner.dtypes import dtype_info
-
     ts, xs = SLOTS["Tensor"], SLOTS["ExtraTensorInfo"]
     found: list[MutableBuffer] = []
     with open_pte(path) as pte:

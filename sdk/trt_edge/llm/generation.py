@@ -26,6 +26,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from trt_edge_runner.policy import Request
+from trt_edge_runner.tensors import numpy_dtype
+
 from trt_edge.llm.errors import GenerateContractError
 
 if TYPE_CHECKING:
@@ -115,8 +118,6 @@ def phase_seq_range(manifest: BundleManifest, phase: str) -> tuple[int, int]:
 
 def phase_target(runner: Runner, phase: str) -> Target:
     """The phase by name when the bundle's policy names it, else `auto`."""
-    from trt_edge_runner.policy import Request
-
     return phase if phase in runner.manifest.runtime.phases else Request.auto()
 
 
@@ -218,7 +219,6 @@ class _TinyLlm(_Contract):
 
     def __init__(self, runner: Runner, section: GenerationSection) -> None:
         import numpy as np
-        from trt_edge_runner.tensors import numpy_dtype
 
         manifest = runner.manifest
         where = f"{runner.bundle_dir}/bundle.json"

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from trt_edge_runner.bundle_format import LlmSection
+from trt_edge_runner.text import BundleText
 
 from trt_edge.llm.errors import NoTokenizerError
 
@@ -20,8 +21,6 @@ class HostTokenizer:
     """A bundle's tokenizer on this host."""
 
     def __init__(self, tokenizer: Any, section: LlmSection, bundle_dir: Path) -> None:
-        from trt_edge_runner.text import BundleText
-
         self.text = BundleText(tokenizer, section, str(bundle_dir))
 
     @classmethod

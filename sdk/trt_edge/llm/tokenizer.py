@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trt_edge.llm.chat import folder_chat_template, special_token_strings
 from trt_edge.manifest.resolved import ResolvedManifest
 
 TOKENIZER_FILE = "tokenizer.json"
@@ -115,8 +116,6 @@ def bundle_tokenizer(manifest: ResolvedManifest) -> BundleTokenizer:
     if not source.has_tokenizer:
         return BundleTokenizer(None, special_tokens(source.folder, None), False, False, None, {})
     from tokenizers import Tokenizer
-
-    from trt_edge.llm.chat import folder_chat_template, special_token_strings
 
     reference = load_auto_tokenizer(manifest)
     text = reference.backend_tokenizer.to_str()

@@ -43,7 +43,10 @@ from typing import Any
 
 import numpy as np
 from trt_edge_runner.bundle_format import DelegateInfo
+from trt_edge_runner.errors import InputValueError, RunnerError
+from trt_edge_runner.text import BundleText, TextError
 
+from trt_edge.llm.chat import SAMPLE_CONVERSATIONS
 from trt_edge.llm.generation import (
     DECODE,
     PREFILL,
@@ -54,6 +57,7 @@ from trt_edge.llm.generation import (
 )
 from trt_edge.llm.quality import quality
 from trt_edge.llm.reference import eager_chain, eager_generate
+from trt_edge.llm.text import HostTokenizer
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import ValidationFailedError
 from trt_edge.pipeline.plan import ExportPlan
@@ -144,8 +148,6 @@ class _Checks:
         eager's chain of the same chunks (eager continues one cache: starts follow on from 0).
         Returns the report entry (`into`, when given), with the bundle's logits under
         "logits" until the caller drops them; `compare_pending` completes it."""
-        from trt_edge_runner.errors import RunnerError
-
         entry = into if into is not None else {}
         entry["check"] = label
         calls = list(calls)
@@ -303,8 +305,6 @@ class _Checks:
 
     def generation(self) -> dict[str, Any]:
         """The bundle's greedy tokens (first phase); `compare_generation` judges them."""
-        from trt_edge_runner.errors import RunnerError
-
         length = max(1, min(GENERATE_PROMPT, self.cache_len - 1))
         count = max(1, min(GENERATE_TOKENS, self.cache_len - length + 1))
         prompt = self.prompt(length)
@@ -358,7 +358,6 @@ class _Checks:
             )
 
     def tokenizer(self) -> dict[str, Any]:
-        from trt_edge.llm.text import HostTokenizer
         from trt_edge.llm.tokenizer import SAMPLE_TEXTS, load_auto_tokenizer
 
         section = self.runner.manifest.llm
@@ -384,9 +383,6 @@ class _Checks:
         return {"present": True, "file": section.tokenizer, "samples": rows, "ok": ok}
 
     def chat_template(self) -> dict[str, Any]:
-        from trt_edge_runner.text import BundleText, TextError
-
-        from trt_edge.llm.chat import SAMPLE_CONVERSATIONS
         from trt_edge.llm.tokenizer import load_auto_tokenizer
 
         section = self.runner.manifest.llm
@@ -425,8 +421,6 @@ class _Checks:
         return {"present": True, "conversations": rows, "ok": all(r["ok"] for r in rows)}
 
     def cache_bounds(self) -> list[dict[str, Any]]:
-        from trt_edge_runner.errors import InputValueError, RunnerError
-
         decode = phase_target(self.runner, DECODE)
         entries = []
         for position in (self.cache_len, -1):

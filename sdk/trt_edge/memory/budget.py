@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from trt_edge_runner.bundle_format import MemorySection
+from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest, MemorySection
 from trt_edge_runner.memory_budget import DEFAULT_HEADROOM_MIB, GIB, MIB, Budget, mib
 
+from trt_edge.targets import load_catalog
 from trt_edge.targets.catalog import Target
 
 
@@ -77,10 +78,6 @@ def over_budget(
 def bundle_warnings(bundle_dir: Path, headroom_mib: int | None = None) -> tuple[str, ...]:
     """`over_budget` for a written bundle, against the target its `bundle.json` names
     (none for a bundle without a `memory` section or built for an unknown target)."""
-    from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
-
-    from trt_edge.targets import load_catalog
-
     document = BundleManifest.from_json((bundle_dir / BUNDLE_JSON).read_bytes())
     catalog = load_catalog()
     target_id = str(document.target.get("id"))

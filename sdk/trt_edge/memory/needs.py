@@ -22,6 +22,8 @@ from pathlib import Path
 from trt_edge_runner.bundle_format import MODEL_PTE, DelegateInfo, LlmSection, MemorySection
 from trt_edge_runner.memory_budget import MIB
 
+from trt_edge.inspect.pte_reader import read_mutable_buffers, read_pte
+
 # The C++ runner's own peak RSS around a bundle, measured on x86_64 (2026-12-04,
 # executorch 1.5.1, XNNPACK): `/usr/bin/time -v trt-edge-run --bundle B --phases all --json`
 # on the LLM tests' mini Qwen3 bundle (weights 0.56 MiB, planned 0.08 MiB) peaks at
@@ -33,8 +35,6 @@ RUNNER_BYTES = 16 * MIB
 
 def weights_bytes(pte: Path, bundle_dir: Path) -> int:
     """Constants, named data and delegate blobs of the program, plus external `.ptd` files."""
-    from trt_edge.inspect.pte_reader import read_pte
-
     info = read_pte(pte)
     external = sum(p.stat().st_size for p in sorted(bundle_dir.glob("*.ptd")))
     blobs = sum(d.blob_size for d in info.delegates)
@@ -55,8 +55,6 @@ def bundle_memory(
     """The `memory` section of the bundle staged at `bundle_dir` (its `model.pte` loaded
     with `method`, its `delegates` as the build recorded them): reads the program's tables
     only, never its weights."""
-    from trt_edge.inspect.pte_reader import read_mutable_buffers, read_pte
-
     pte = bundle_dir / MODEL_PTE
     planned = read_pte(pte).method(method).planned_bytes + engine_activation_bytes(delegates)
     kv_cache = 0

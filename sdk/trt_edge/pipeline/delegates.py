@@ -24,6 +24,10 @@ from typing import Any
 
 from trt_edge_runner.bundle_format import DelegateInfo, EngineRecord
 
+from trt_edge.inspect.errors import InspectError
+from trt_edge.inspect.pte_reader import read_delegate_blob, read_pte
+from trt_edge.inspect.signatures import check_profile_signatures, profile_signature
+from trt_edge.inspect.trt_blob import parse_trt_blob
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import BuildError
 
@@ -32,17 +36,10 @@ TENSORRT_BACKEND_ID = "TensorRTBackend"
 
 def _check_blob(pte: Path, entry: Any) -> None:
     """A TensorRT delegate blob must be a well-formed TR01/TR02 blob (header, metadata)."""
-    from trt_edge.inspect.pte_reader import read_delegate_blob
-    from trt_edge.inspect.trt_blob import parse_trt_blob
-
     parse_trt_blob(read_delegate_blob(pte, entry), source=f"{pte} delegate {entry.index}")
 
 
 def read_delegates(pte: Path, manifest: ResolvedManifest) -> tuple[DelegateInfo, ...]:
-    from trt_edge.inspect.errors import InspectError
-    from trt_edge.inspect.pte_reader import read_pte
-    from trt_edge.inspect.signatures import check_profile_signatures, profile_signature
-
     try:
         info = read_pte(pte)
         delegates: list[DelegateInfo] = []

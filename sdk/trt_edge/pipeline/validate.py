@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from trt_edge_runner.bundle_format import DelegateInfo
+from trt_edge_runner.errors import RunnerError
+from trt_edge_runner.runner import Runner
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.delegates import signature_check_summary
@@ -105,8 +107,6 @@ def validate_bundle(
     delegates: tuple[DelegateInfo, ...] = (),
 ) -> ValidationReport:
     """Run every sample and probe through the runner on `staged_dir`; build the report."""
-    from trt_edge_runner.errors import RunnerError
-
     failures: list[str] = []
     runner = open_staged(staged_dir, manifest)
     scrub = str(staged_dir)
@@ -184,9 +184,6 @@ def validate_bundle(
 def open_staged(staged_dir: Path, manifest: ResolvedManifest) -> Runner:
     """The device runner on the staged bundle, every file checked as a device checks it; a
     bundle it refuses fails validation, named by the model rather than the staging path."""
-    from trt_edge_runner.errors import RunnerError
-    from trt_edge_runner.runner import Runner
-
     try:
         return Runner.open(staged_dir, verify_files=True)
     except RunnerError as exc:
@@ -224,8 +221,6 @@ def probe_outside(
     runner: Any, manifest: ResolvedManifest, plan: ExportPlan, failures: list[str], scrub: str
 ) -> list[dict[str, Any]]:
     """One step past each profile's bounds: the runner must refuse every probe."""
-    from trt_edge_runner.errors import RunnerError
-
     outside: list[dict[str, Any]] = []
     for probe in plan.outside:
         arrays = sample_inputs(manifest.inputs, probe.symbols, seed=7)
@@ -268,8 +263,6 @@ def _check_phases(
     that accepts the shape. Proves the policy compiled into bundle.json does
     what the manifest said, through the runner's own phase guard.
     """
-    from trt_edge_runner.errors import RunnerError
-
     entries: list[dict[str, Any]] = []
     for phase, target in manifest.runtime.phases.items():
         indices = range(len(manifest.profiles)) if target == "auto" else [int(target)]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trt_edge_runner.durable import write_atomic
-from trt_edge_runner.signature import PUBLIC_KEY_SUFFIX, load_pem_key
+from trt_edge_runner.signature import PUBLIC_KEY_SUFFIX, key_id, load_pem_key
 
 from trt_edge.signing.errors import SigningError
 
@@ -34,7 +34,6 @@ def generate_keypair(directory: Path, name: str = DEFAULT_KEY_NAME, force: bool 
     """Write a new key pair into `directory`; refuses to overwrite one unless `force`."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from trt_edge_runner.signature import key_id
 
     private_path = directory / f"{name}{PRIVATE_KEY_SUFFIX}"
     public_path = directory / f"{name}{PUBLIC_KEY_SUFFIX}"

@@ -25,7 +25,9 @@ from trt_edge_runner.signature import (
 )
 from trt_edge_runner.versions import parse_version
 
+from trt_edge.pipeline.bundle_tar import write_bundle_tar
 from trt_edge.signing.errors import SigningError
+from trt_edge.signing.sign import verify_signature_with
 
 
 @dataclass(frozen=True)
@@ -39,9 +41,6 @@ def pack_bundle(
     bundle: Path, tar_path: Path, *, unsigned: bool = False, pubkey: Path | None = None
 ) -> PackResult:
     """Check `bundle` as a device would, then write it as a reproducible tar at `tar_path`."""
-    from trt_edge.pipeline.bundle_tar import write_bundle_tar
-    from trt_edge.signing.sign import verify_signature_with
-
     if not bundle.is_dir():
         raise SigningError(f"{bundle}: not a bundle directory (expected model.pte and bundle.json)")
     if tar_path.resolve().is_relative_to(bundle.resolve()):

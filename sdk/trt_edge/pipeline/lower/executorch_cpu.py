@@ -13,8 +13,10 @@ each stored once (`shared_constants`).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import importlib.util
 import tempfile
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -132,8 +134,6 @@ def _duplicates_share_parameters() -> Iterator[None]:
     swapped for the duration of the lowering: parameters are shared, everything else
     (buffers, constants, the input specs) is still deep-copied. The bundle is
     byte-identical either way (`tests/pipeline/test_lowering_memory.py`)."""
-    import types
-
     import torch
 
     try:
@@ -236,8 +236,6 @@ def _with_one_copy_of_constants(recipe: LoweringRecipe | None) -> LoweringRecipe
     """`recipe` with every constant, the program's and the delegates', in one external
     data file, where a weight both read (a tied embedding) is stored once
     (`shared_constants`)."""
-    import dataclasses
-
     from executorch.exir import ExecutorchBackendConfig
 
     recipe = recipe or LoweringRecipe()
@@ -253,8 +251,6 @@ def _with_quant_fusion(recipe: LoweringRecipe | None) -> LoweringRecipe:
     """`recipe` plus ExecuTorch's quant fusion: torchao's quantized embeddings (dequantize +
     embedding) become the quantized embedding kernels; without it the `.pte` keeps
     `torchao::dequantize_affine`, which has no ExecuTorch kernel."""
-    import dataclasses
-
     from executorch.exir import ExecutorchBackendConfig
 
     recipe = recipe or LoweringRecipe()
