@@ -272,3 +272,24 @@ def test_inspect_shows_the_engine_record_and_engines_needs_a_driver(
     assert code == 2
     assert "could not deserialize the engine" in err and "cudaError 35" in err
     assert "8.0, 8.6, 8.9, 12.0" in err
+
+
+def test_diff_names_what_differs_in_the_engine_records(
+    tiny_llm: tuple[Path, BuildResult], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same manifest built for another RTX family: `trt-edge diff` says the engine was
+    built for other compute capabilities (its record in bundle.json), and nothing of the
+    profiles changed."""
+    from trt_edge.cli.main import main
+
+    manifest, result = tiny_llm
+    text = manifest.read_text()
+    ada = manifest.with_name("manifest-ada.yaml")
+    ada.write_text(text.replace("x86-rtx]", "x86-rtx, x86-rtx-ada]"))
+    other = _build(ada, tmp_path, target="x86-rtx-ada")
+    capsys.readouterr()  # the build's log lines
+    assert main(["diff", str(result.bundle_dir), str(other.bundle_dir), "--json"]) == 1
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    engine_paths = {c["path"] for c in changes if c["path"].startswith("engines.")}
+    assert "engines.forward[0].compute_capabilities" in engine_paths, changes
+    assert not any(".profiles" in p for p in engine_paths), engine_paths

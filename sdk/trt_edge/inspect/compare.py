@@ -115,6 +115,12 @@ def _bundle_view(doc: dict[str, Any]) -> dict[str, Any]:
             "profile_signatures": {
                 f"{d['method']}[{d['index']}]": d.get("profile_signature") for d in doc["delegates"]
             },
+            # What the TensorRT builder was given and reported, per engine (bundle.json).
+            "engines": {
+                f"{d['method']}[{d['index']}]": d["engine"]
+                for d in doc["delegates"]
+                if d.get("engine")
+            },
             "files": {
                 f["name"]: {"sha256": f["expected_sha256"], "size": f["expected_size"]}
                 for f in doc["files"]
