@@ -148,111 +148,93 @@ def find_problems(
     hashes a regular entry (None: sizes only, e.g. on an archive before extraction,
     whose files are hashed once extracted).
     """
-    problems: list[Problem] = []
-    add = problems.append
-    listed: dict[str, FileEntry] = {}
-    total = 0
-    for name, listing in files.items():
-        why = listed_name_problem(name)
-        if why is not None:
-            add(Problem(ProblemKind.OUTSIDE, name, why))
-        elif listing.size > MAX_FILE_BYTES:
-            add(
-                Problem(
-                    ProblemKind.OVERSIZED,
-                    name,
-                    f"bundle.json declares {listing.size} bytes, more than the "
-                    f"{MAX_FILE_BYTES}-byte cap for one file",
-                )
-            )
-        else:
-            listed[name] = listing
-            total += max(listing.size, 0)
-    if total > MAX_BUNDLE_BYTES:
-        add(
-            Problem(
-                ProblemKind.OVERSIZED,
-                BUNDLE_JSON,
-                f"lists {total} bytes of files, more than the {MAX_BUNDLE_BYTES}-byte cap",
-            )
-        )
+    listed, problems = _listing(files)
     tree: dict[str, Entry] = {}
     for count, entry in enumerate(entries, start=1):
         if count > MAX_ENTRIES:
-            add(
-                Problem(
-                    ProblemKind.OVERSIZED,
-                    ".",
-                    f"more than {MAX_ENTRIES} files and folders; not a trt-edge bundle",
-                )
-            )
-            return _sorted(problems)
+            why = f"more than {MAX_ENTRIES} files and folders; not a trt-edge bundle"
+            return _sorted([*problems, Problem(ProblemKind.OVERSIZED, ".", why)])
         tree[entry.path] = entry
     folders = {str(p) for name in listed for p in PurePosixPath(name).parents if str(p) != "."}
     for path, entry in sorted(tree.items()):
-        if entry.kind == "link":
-            add(Problem(ProblemKind.LINKED, path, f"is a {entry.what or 'link'}; {_REGULAR_ONLY}"))
-        elif entry.kind == "other":
-            add(Problem(ProblemKind.NOT_REGULAR, path, f"is a {entry.what}; {_REGULAR_ONLY}"))
-        elif entry.kind == "unreadable":
-            add(Problem(ProblemKind.UNREADABLE, path, f"cannot be read: {entry.what}"))
-        elif entry.kind == "dir":
-            if path in listed:
-                add(
-                    Problem(
-                        ProblemKind.NOT_REGULAR,
-                        path,
-                        "is a directory, but bundle.json lists a file there",
-                    )
-                )
-            elif path not in folders:
-                add(
-                    Problem(
-                        ProblemKind.EXTRA,
-                        path,
-                        "extra directory: no file bundle.json lists lives in it",
-                    )
-                )
-        elif path in UNLISTED_FILES:
-            if entry.size > MAX_DOCUMENT_BYTES:
-                add(_oversized_document(path, entry.size))
-        elif path not in listed:
-            why = (
-                "not listed in bundle.json, which must list the program"
-                if path == MODEL_PTE
-                else "extra file not listed in bundle.json"
-            )
-            add(Problem(ProblemKind.EXTRA, path, why))
-        else:
-            problem = _check_file(path, entry, listed[path], digest)
-            if problem is not None:
-                add(problem)
-    for name in listed:
-        if name in tree:
-            continue
-        link = next(
-            (str(p) for p in PurePosixPath(name).parents if tree.get(str(p), _NONE).kind == "link"),
-            None,
-        )
-        if link is not None:
-            add(
-                Problem(
-                    ProblemKind.OUTSIDE,
-                    name,
-                    f"is reached through the symbolic link {link}; not a file inside the bundle",
-                )
-            )
-        else:
-            add(Problem(ProblemKind.MISSING, name, "listed in bundle.json but missing"))
+        problem = _entry_problem(path, entry, listed, folders, digest)
+        if problem is not None:
+            problems.append(problem)
+    problems += [_absent(name, tree) for name in listed if name not in tree]
     if MODEL_PTE not in files and MODEL_PTE not in tree:
-        add(
-            Problem(
-                ProblemKind.MISSING,
-                MODEL_PTE,
-                "neither listed in bundle.json nor present: the bundle has no program",
-            )
-        )
+        why = "neither listed in bundle.json nor present: the bundle has no program"
+        problems.append(Problem(ProblemKind.MISSING, MODEL_PTE, why))
     return _sorted(problems)
+
+
+def _listing(files: Mapping[str, FileEntry]) -> tuple[dict[str, FileEntry], list[Problem]]:
+    """The listed files a tree is checked against, and what is wrong with the listing
+    itself (a name outside the bundle, a file or a bundle over its cap)."""
+    problems: list[Problem] = []
+    listed: dict[str, FileEntry] = {}
+    for name, listing in files.items():
+        why = listed_name_problem(name)
+        if why is not None:
+            problems.append(Problem(ProblemKind.OUTSIDE, name, why))
+        elif listing.size > MAX_FILE_BYTES:
+            why = (
+                f"bundle.json declares {listing.size} bytes, more than the "
+                f"{MAX_FILE_BYTES}-byte cap for one file"
+            )
+            problems.append(Problem(ProblemKind.OVERSIZED, name, why))
+        else:
+            listed[name] = listing
+    total = sum(max(listing.size, 0) for listing in listed.values())
+    if total > MAX_BUNDLE_BYTES:
+        why = f"lists {total} bytes of files, more than the {MAX_BUNDLE_BYTES}-byte cap"
+        problems.append(Problem(ProblemKind.OVERSIZED, BUNDLE_JSON, why))
+    return listed, problems
+
+
+def _entry_problem(
+    path: str,
+    entry: Entry,
+    listed: Mapping[str, FileEntry],
+    folders: set[str],
+    digest: Digest | None,
+) -> Problem | None:
+    """What is wrong with one entry of the tree, if anything."""
+    if entry.kind == "link":
+        return Problem(ProblemKind.LINKED, path, f"is a {entry.what or 'link'}; {_REGULAR_ONLY}")
+    if entry.kind == "other":
+        return Problem(ProblemKind.NOT_REGULAR, path, f"is a {entry.what}; {_REGULAR_ONLY}")
+    if entry.kind == "unreadable":
+        return Problem(ProblemKind.UNREADABLE, path, f"cannot be read: {entry.what}")
+    if entry.kind == "dir":
+        if path in listed:
+            why = "is a directory, but bundle.json lists a file there"
+            return Problem(ProblemKind.NOT_REGULAR, path, why)
+        if path not in folders:
+            why = "extra directory: no file bundle.json lists lives in it"
+            return Problem(ProblemKind.EXTRA, path, why)
+        return None
+    if path in UNLISTED_FILES:
+        return _oversized_document(path, entry.size) if entry.size > MAX_DOCUMENT_BYTES else None
+    if path not in listed:
+        why = (
+            "not listed in bundle.json, which must list the program"
+            if path == MODEL_PTE
+            else "extra file not listed in bundle.json"
+        )
+        return Problem(ProblemKind.EXTRA, path, why)
+    return _check_file(path, entry, listed[path], digest)
+
+
+def _absent(name: str, tree: Mapping[str, Entry]) -> Problem:
+    """A listed file the tree lacks: missing, or reached only through a link."""
+    link = next(
+        (str(p) for p in PurePosixPath(name).parents if tree.get(str(p), _NONE).kind == "link"),
+        None,
+    )
+    if link is not None:
+        why = f"is reached through the symbolic link {link}; not a file inside the bundle"
+        return Problem(ProblemKind.OUTSIDE, name, why)
+    return Problem(ProblemKind.MISSING, name, "listed in bundle.json but missing")
 
 
 _REGULAR_ONLY = "bundles hold regular files only"
