@@ -537,7 +537,14 @@ def canonical_json(doc: Any) -> bytes:
 
 
 class _Reader:
-    """Reads a parsed `bundle.json`, raising `BundleFormatError` naming the JSON path at fault."""
+    """Reads a parsed `bundle.json`, raising `BundleFormatError` naming the JSON path at fault.
+
+    `manifest` holds the document to `bundle.schema.json` (`schemas.check`) right after it
+    reads `schema_version`, and every other method is called only from there, after that
+    check: a field's presence, type, enum and bounds are the schema's to refuse (the same
+    contract the C++ reader is held to), so the methods below read fields directly and
+    check only what a schema cannot say.
+    """
 
     def __init__(self, source: str) -> None:
         self.source = source
@@ -545,43 +552,30 @@ class _Reader:
     def fail(self, path: str, message: str) -> BundleFormatError:
         return BundleFormatError(f"{self.source}: {path}: {message}")
 
-    def get(self, obj: Any, key: str, path: str, kind: type | tuple[type, ...]) -> Any:
+    def get(self, obj: Any, key: str, path: str, kind: type) -> Any:
+        """`obj[key]` of type `kind`, for what the schema cannot require: `schema_version`
+        (read before the schema, to refuse another version as such) and llm version 2's
+        window fields (optional in the schema, which has no per-version rules)."""
+        where = f"{path}.{key}".lstrip(".")
         if not isinstance(obj, dict):
             raise self.fail(path, "expected an object")
         if key not in obj:
-            raise self.fail(f"{path}.{key}".lstrip("."), "missing")
+            raise self.fail(where, "missing")
         value = obj[key]
         if isinstance(value, bool) and kind is int:
-            raise self.fail(f"{path}.{key}".lstrip("."), "expected an integer, got a boolean")
+            raise self.fail(where, "expected an integer, got a boolean")
         if not isinstance(value, kind):
-            names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-            raise self.fail(f"{path}.{key}".lstrip("."), f"expected {names}, got {value!r}")
+            raise self.fail(where, f"expected {kind.__name__}, got {value!r}")
         return value
 
-    def tensor(self, obj: Any, path: str) -> TensorSpec:
-        shape_raw = self.get(obj, "shape", path, list)
-        shape: list[int | str] = []
-        for i, d in enumerate(shape_raw):
-            if isinstance(d, bool) or not isinstance(d, int | str):
-                raise self.fail(
-                    f"{path}.shape[{i}]", f"expected an int or a symbol name, got {d!r}"
-                )
-            shape.append(d)
-        values_raw = obj.get("values") if isinstance(obj, dict) else None
-        values: tuple[int, int] | None = None
-        if values_raw is not None:
-            if (
-                not isinstance(values_raw, list)
-                or len(values_raw) != 2
-                or not all(isinstance(v, int) and not isinstance(v, bool) for v in values_raw)
-            ):
-                raise self.fail(f"{path}.values", f"expected [low, high), got {values_raw!r}")
-            values = (values_raw[0], values_raw[1])
+    @staticmethod
+    def tensor(obj: dict[str, Any]) -> TensorSpec:
+        values = obj.get("values")
         return TensorSpec(
-            name=self.get(obj, "name", path, str),
-            dtype=self.get(obj, "dtype", path, str),
-            shape=tuple(shape),
-            values=values,
+            name=obj["name"],
+            dtype=obj["dtype"],
+            shape=tuple(obj["shape"]),
+            values=None if values is None else (values[0], values[1]),
         )
 
     def manifest(self, doc: Any) -> BundleManifest:
@@ -592,97 +586,61 @@ class _Reader:
                 f"this runner reads schema version {SCHEMA_VERSION}, the bundle has {version}; "
                 "rebuild the bundle with a matching trt-edge or update the runner",
             )
-        # The structure is the schema's to check (trt_edge_runner/schemas, the same contract
-        # the C++ reader is held to); what follows checks what a schema cannot say.
         problem = check("bundle", doc)
         if problem is not None:
             raise self.fail(*problem)
-        model = self.get(doc, "model", "", dict)
-        io = self.get(doc, "io", "", dict)
-        inputs = tuple(
-            self.tensor(t, f"io.inputs[{i}]")
-            for i, t in enumerate(self.get(io, "inputs", "io", list))
+        io = doc["io"]
+        inputs = tuple(self.tensor(t) for t in io["inputs"])
+        outputs = tuple(self.tensor(t) for t in io["outputs"])
+        profiles = tuple(
+            self.profile(p, f"profiles[{i}]", inputs) for i, p in enumerate(doc["profiles"])
         )
-        outputs = tuple(
-            self.tensor(t, f"io.outputs[{i}]")
-            for i, t in enumerate(self.get(io, "outputs", "io", list))
-        )
-        profiles: list[Profile] = []
-        for i, p in enumerate(self.get(doc, "profiles", "", list)):
-            path = f"profiles[{i}]"
-            dims: dict[str, DimRange] = {}
-            for sym, r in self.get(p, "dims", path, dict).items():
-                dpath = f"{path}.dims.{sym}"
-                dims[sym] = DimRange(
-                    min=self.get(r, "min", dpath, int),
-                    opt=self.get(r, "opt", dpath, int),
-                    max=self.get(r, "max", dpath, int),
-                )
-            profiles.append(Profile(name=self.get(p, "name", path, str), dims=dims))
-            for spec in inputs:
-                for d in spec.shape:
-                    if isinstance(d, str) and d not in dims:
-                        raise self.fail(
-                            f"{path}.dims", f"symbol {d!r} of input {spec.name!r} missing"
-                        )
-        runtime = self.get(doc, "runtime", "", dict)
-        policy = self.get(runtime, "policy", "runtime", str)
-        if policy not in ("pinned", "auto"):
-            raise self.fail("runtime.policy", f"expected 'pinned' or 'auto', got {policy!r}")
-        phases: dict[str, PhaseTarget] = {}
-        for phase, target in self.get(runtime, "phases", "runtime", dict).items():
-            if target == "auto" or (isinstance(target, int) and not isinstance(target, bool)):
-                phases[phase] = target
-            else:
-                raise self.fail(
-                    f"runtime.phases.{phase}", f"expected an index or 'auto', got {target!r}"
-                )
         files = {
-            name: FileEntry(
-                sha256=self.get(entry, "sha256", f"files.{name}", str),
-                size=self.get(entry, "size", f"files.{name}", int),
-            )
-            for name, entry in self.get(doc, "files", "", dict).items()
+            name: FileEntry(sha256=entry["sha256"], size=entry["size"])
+            for name, entry in doc["files"].items()
         }
         delegates = tuple(
             DelegateInfo(
-                backend_id=self.get(d, "backend_id", f"delegates[{i}]", str),
-                method=self.get(d, "method", f"delegates[{i}]", str),
-                index=self.get(d, "index", f"delegates[{i}]", int),
-                blob_size=self.get(d, "blob_size", f"delegates[{i}]", int),
+                backend_id=d["backend_id"],
+                method=d["method"],
+                index=d["index"],
+                blob_size=d["blob_size"],
                 profile_signature=d.get("profile_signature"),
                 engine=EngineRecord.from_dict(d["engine"]) if d.get("engine") else None,
             )
-            for i, d in enumerate(doc.get("delegates", []))
+            for d in doc.get("delegates", [])
         )
-        llm = self.llm(doc["llm"], inputs, outputs, files) if doc.get("llm") is not None else None
-        memory = self.memory(doc["memory"]) if doc.get("memory") is not None else None
-        generation = (
-            self.generation(doc["generation"], inputs, outputs)
-            if doc.get("generation") is not None
-            else None
-        )
+        llm, memory, generation = doc.get("llm"), doc.get("memory"), doc.get("generation")
         return BundleManifest(
             schema_version=version,
-            name=self.get(model, "name", "model", str),
-            version=self.get(model, "version", "model", str),
-            backend=self.get(doc, "backend", "", str),
-            target=self.get(doc, "target", "", dict),
-            method=self.get(io, "method", "io", str),
+            name=doc["model"]["name"],
+            version=doc["model"]["version"],
+            backend=doc["backend"],
+            target=doc["target"],
+            method=io["method"],
             inputs=inputs,
             outputs=outputs,
-            profiles=tuple(profiles),
-            runtime=RuntimePolicy(policy=policy, phases=phases),
+            profiles=profiles,
+            runtime=RuntimePolicy(
+                policy=doc["runtime"]["policy"], phases=dict(doc["runtime"]["phases"])
+            ),
             files=files,
             delegates=delegates,
             provenance=doc.get("provenance", {}),
-            llm=llm,
-            memory=memory,
-            generation=generation,
-            quantization=(
-                self.get(doc, "quantization", "", dict) if "quantization" in doc else None
-            ),
+            llm=None if llm is None else self.llm(llm, inputs, outputs, files),
+            memory=None if memory is None else MemorySection(**{k: memory[k] for k in MEMORY_KEYS}),
+            generation=None if generation is None else self.generation(generation, inputs, outputs),
+            quantization=doc.get("quantization"),
         )
+
+    def profile(self, doc: dict[str, Any], path: str, inputs: tuple[TensorSpec, ...]) -> Profile:
+        """One profile; every symbol an input's shape names must have its range here."""
+        dims = {sym: DimRange(r["min"], r["opt"], r["max"]) for sym, r in doc["dims"].items()}
+        for spec in inputs:
+            for d in spec.shape:
+                if isinstance(d, str) and d not in dims:
+                    raise self.fail(f"{path}.dims", f"symbol {d!r} of input {spec.name!r} missing")
+        return Profile(name=doc["name"], dims=dims)
 
     def generation(
         self,
@@ -714,30 +672,16 @@ class _Reader:
             logits=section["logits"],
         )
 
-    def memory(self, section: Any) -> MemorySection:
-        sizes = {key: self.get(section, key, "memory", int) for key in MEMORY_KEYS}
-        for key, value in sizes.items():
-            if value < 0:
-                raise self.fail(f"memory.{key}", f"must be >= 0, got {value}")
-        return MemorySection(**sizes)
-
-    def optional_int(self, obj: dict[str, Any], key: str, path: str) -> int | None:
-        value = obj.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(f"{path}.{key}", f"expected an integer or null, got {value!r}")
-        return value
-
     def llm(
         self,
-        section: Any,
+        section: dict[str, Any],
         inputs: tuple[TensorSpec, ...],
         outputs: tuple[TensorSpec, ...],
         files: dict[str, FileEntry],
     ) -> LlmSection:
-        path = "llm"
-        version = self.get(section, "version", path, int)
+        """The `llm` section: its version, version 2's window fields, the roles' names among
+        the inputs and outputs, the tokenizer among the files (the rest is the schema's)."""
+        version = section["version"]
         if version not in LLM_SECTION_VERSIONS:
             raise self.fail(
                 "llm.version",
@@ -745,76 +689,43 @@ class _Reader:
                 f"{' or '.join(map(str, LLM_SECTION_VERSIONS))}, the bundle has {version}; "
                 "update the runner or rebuild the bundle with a matching trt-edge",
             )
-        roles = self.get(section, "inputs", path, dict)
-        tokens = self.get(roles, "tokens", "llm.inputs", str)
-        positions = self.get(roles, "positions", "llm.inputs", str)
+        roles = section["inputs"]
         window: str | None = None
         bucket: int | None = None
-        named = [("tokens", tokens), ("positions", positions)]
+        named = [("tokens", roles["tokens"]), ("positions", roles["positions"])]
         if version == LLM_SECTION_WINDOW_VERSION:
             window = self.get(roles, "window", "llm.inputs", str)
             named.append(("window", window))
-            bucket = self.get(section, "window_bucket", path, int)
-            if bucket < 1:
-                raise self.fail("llm.window_bucket", f"must be >= 1, got {bucket}")
+            bucket = self.get(section, "window_bucket", "llm", int)  # >= 1: the schema's
         names = [spec.name for spec in inputs]
         for role, name in named:
             if name not in names:
                 raise self.fail(f"llm.inputs.{role}", f"{name!r} is not an input ({names})")
-        logits = self.get(section, "logits", path, str)
-        if logits not in [spec.name for spec in outputs]:
-            raise self.fail("llm.logits", f"{logits!r} is not an output")
-        eos = self.get(section, "eos_token_ids", path, list)
-        if not all(isinstance(t, int) and not isinstance(t, bool) for t in eos):
-            raise self.fail("llm.eos_token_ids", f"expected a list of integers, got {eos!r}")
+        if section["logits"] not in [spec.name for spec in outputs]:
+            raise self.fail("llm.logits", f"{section['logits']!r} is not an output")
         tokenizer = section.get("tokenizer")
-        if tokenizer is not None:
-            if not isinstance(tokenizer, str):
-                raise self.fail("llm.tokenizer", f"expected a file name or null, got {tokenizer!r}")
-            if tokenizer not in files:
-                raise self.fail("llm.tokenizer", f"{tokenizer!r} is not listed in files")
-        buffers = self.get(section, "cache_buffers", path, list)
-        if not all(isinstance(b, str) for b in buffers):
-            raise self.fail("llm.cache_buffers", f"expected a list of names, got {buffers!r}")
-        max_cache_len = self.get(section, "max_cache_len", path, int)
-        if max_cache_len < 1:
-            raise self.fail("llm.max_cache_len", f"must be >= 1, got {max_cache_len}")
-        chat_template = section.get("chat_template")
-        if chat_template is not None and not isinstance(chat_template, str):
-            raise self.fail(
-                "llm.chat_template",
-                f"expected a Jinja template string or null, got {chat_template!r}",
-            )
+        if tokenizer is not None and tokenizer not in files:
+            raise self.fail("llm.tokenizer", f"{tokenizer!r} is not listed in files")
         special_tokens = section.get("special_tokens")
-        if special_tokens is not None and (
-            not isinstance(special_tokens, dict)
-            or not all(isinstance(v, str) for v in special_tokens.values())
-        ):
-            raise self.fail(
-                "llm.special_tokens",
-                "expected an object of token strings (bos_token, eos_token, …), got "
-                f"{special_tokens!r}",
-            )
         return LlmSection(
             version=version,
-            method=self.get(section, "method", path, str),
-            max_cache_len=max_cache_len,
-            vocab_size=self.get(section, "vocab_size", path, int),
-            tokens_input=tokens,
-            positions_input=positions,
-            logits_output=logits,
-            eos_token_ids=tuple(eos),
-            bos_token_id=self.optional_int(section, "bos_token_id", path),
-            pad_token_id=self.optional_int(section, "pad_token_id", path),
+            method=section["method"],
+            max_cache_len=section["max_cache_len"],
+            vocab_size=section["vocab_size"],
+            tokens_input=roles["tokens"],
+            positions_input=roles["positions"],
+            logits_output=section["logits"],
+            eos_token_ids=tuple(section["eos_token_ids"]),
+            bos_token_id=section.get("bos_token_id"),
+            pad_token_id=section.get("pad_token_id"),
             tokenizer=tokenizer,
-            adds_bos=self.get(section, "adds_bos", path, bool),
-            prepend_bos=self.get(section, "prepend_bos", path, bool),
-            requires_zeroed_planned_memory=self.get(
-                section, "requires_zeroed_planned_memory", path, bool
-            ),
-            cache_buffers=tuple(buffers),
-            architecture=self.get(section, "architecture", path, str),
-            chat_template=chat_template,
+            adds_bos=section["adds_bos"],
+            prepend_bos=section["prepend_bos"],
+            requires_zeroed_planned_memory=section["requires_zeroed_planned_memory"],
+            cache_buffers=tuple(section["cache_buffers"]),
+            architecture=section["architecture"],
+            chat_template=section.get("chat_template"),
+            # Both chat fields are absent in bundles built before they were recorded.
             special_tokens=dict(special_tokens)
             if special_tokens is not None
             else ({} if "chat_template" in section else None),

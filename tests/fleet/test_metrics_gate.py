@@ -3,12 +3,16 @@ with the service's metric names, labels and latency buckets."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from trt_edge.fleet.execute import metrics_verdict, read_report
 from trt_edge.fleet.metrics_gate import MetricsThresholds, histogram_quantile, judge
+from trt_edge.fleet.report import MetricsReport, decode_metrics_report
 
 # What `trt-edge-device serve` exports (trt_edge_runner.serve.metrics on the serve branch).
 BUCKETS = (
@@ -151,7 +155,8 @@ def test_histogram_quantile_edges() -> None:
 
 
 def test_a_device_whose_metrics_cannot_be_fetched_fails_naming_the_url(tmp_path: Path) -> None:
-    from trt_edge.fleet.execute import metrics_verdict
+    def report(raw: dict[str, Any]) -> MetricsReport:
+        return decode_metrics_report(json.dumps({"host": "dev7", **raw}), "dev7.json")
 
     log = tmp_path / "wave-1-metrics.log"
     unreachable = metrics_verdict("dev7", None, MetricsThresholds(), INSTALLED, log)
@@ -161,8 +166,9 @@ def test_a_device_whose_metrics_cannot_be_fetched_fails_naming_the_url(tmp_path:
         "status_0": "-1",
         "error_0": "Status code was -1 and not [200]: Request failed: <urlopen error "
         "[Errno 111] Connection refused>",
+        "status_1": "-1",
     }
-    verdict = metrics_verdict("dev7", refused, MetricsThresholds(), INSTALLED, log)
+    verdict = metrics_verdict("dev7", report(refused), MetricsThresholds(), INSTALLED, log)
     assert verdict.failures == [
         "dev7: cannot scrape http://127.0.0.1:8000/metrics (HTTP -1: Status code was -1 and "
         "not [200]: Request failed: <urlopen error [Errno 111] Connection refused>); is "
@@ -172,4 +178,15 @@ def test_a_device_whose_metrics_cannot_be_fetched_fails_naming_the_url(tmp_path:
     first = service.text()
     service.serve("ok", 3)
     fetched = {"status_0": 200, "metrics_0": first, "status_1": 200, "metrics_1": service.text()}
-    assert metrics_verdict("dev7", fetched, MetricsThresholds(), INSTALLED, log).ok
+    fetched["url"] = "http://127.0.0.1:8000/metrics"
+    assert metrics_verdict("dev7", report(fetched), MetricsThresholds(), INSTALLED, log).ok
+
+
+def test_a_metrics_report_that_is_not_one_fails_the_gate_naming_file_and_field(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "dev7.json"
+    path.write_text(json.dumps({"host": "dev7", "url": "u", "status_0": 200}))
+    report = read_report(path, decode_metrics_report)
+    verdict = metrics_verdict("dev7", report, MetricsThresholds(), INSTALLED, tmp_path / "log")
+    assert verdict.failures == [f"dev7: report refused: {path}: status_1: missing"]

@@ -14,16 +14,16 @@ runner must never reach an image, so:
   tarball left behind by them, is never "current";
 - `check` and `unpack` are the one reader of the tarball, for device images and for
   `trt-edge flash` alike. The archive must be what the tool writes: plain files and
-  folders under one top directory, a `runner.json` whose `arch` is the one asked for
-  and whose version is this checkout's, and every file it lists present with its
-  sha256. A refusal is a `RunnerTarballInvalidError` carrying the path and why, so
+  folders under one top directory, a `runner.json` that is a runner's
+  (`decode_runner_info`, its schema: it lists `bin/trt-edge-run`), whose `arch` is the
+  one asked for and whose version is this checkout's, and every file it lists present
+  with its sha256. A refusal is a `RunnerTarballInvalidError` carrying the path and why, so
   each caller words it for its own user (`flash` names its `--runner-tarball`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -32,9 +32,10 @@ import tarfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from trt_edge_runner import __version__ as runner_version
+from trt_edge_runner.runner_info import RUNNER_JSON, RunnerInfo, decode_runner_info
+from trt_edge_runner.schemas import DocumentError
 
 from trt_edge.containers.errors import RunnerTarballError, RunnerTarballInvalidError
 
@@ -43,7 +44,6 @@ CPP = Path("device_runner") / "cpp"
 TOOL = CPP / "tools" / "build_device_tarball.py"
 # Inside device_runner/cpp, outputs of the tool and of cmake (build*/, build-*.log).
 _OUTPUT_PREFIX = "build"
-RUNNER_BINARY = "bin/trt-edge-run"
 
 
 def _quiet(_: str) -> None:
@@ -149,7 +149,7 @@ class RunnerTarball:
 
     path: Path
     top: str  # the archive's one top-level directory
-    info: dict[str, Any]  # its runner.json
+    info: RunnerInfo  # its runner.json
 
 
 def check(path: Path, arch: str) -> RunnerTarball:
@@ -177,33 +177,28 @@ def check(path: Path, arch: str) -> RunnerTarball:
                     raise RunnerTarballInvalidError(
                         path, f"{member.name}: not a plain file or folder"
                     )
-            handle = tar.extractfile(f"{top}/runner.json")
+            handle = tar.extractfile(f"{top}/{RUNNER_JSON}")
             if handle is None:
                 raise RunnerTarballInvalidError(path, "runner.json is not a file")
-            info = json.loads(handle.read())
+            data = handle.read()
     except KeyError:
         raise RunnerTarballInvalidError(
             path, "no runner.json: not a trt-edge runner tarball"
         ) from None
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise RunnerTarballInvalidError(path, f"not a readable .tar.gz ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise RunnerTarballInvalidError(path, f"runner.json is not valid JSON ({exc})") from None
-    if not isinstance(info, dict) or info.get("name") != "trt-edge-runner":
-        raise RunnerTarballInvalidError(path, "runner.json does not describe a trt-edge runner")
-    if info.get("arch") != arch:
-        raise RunnerTarballInvalidError(
-            path, f"built for {info.get('arch')}, the target runs {arch}"
-        )
-    if info.get("version") != runner_version:
+    try:  # the schema: a trt-edge runner's, listing bin/trt-edge-run with its sha256
+        info = decode_runner_info(data, RUNNER_JSON)
+    except DocumentError as exc:
+        raise RunnerTarballInvalidError(path, str(exc)) from None
+    if info.arch != arch:
+        raise RunnerTarballInvalidError(path, f"built for {info.arch}, the target runs {arch}")
+    if info.version != runner_version:
         raise RunnerTarballInvalidError(
             path,
-            f"runner {info.get('version')} does not match this trt-edge's device agent "
+            f"runner {info.version} does not match this trt-edge's device agent "
             f"{runner_version}: the agent reads the runner's interface of its own version",
         )
-    files = info.get("files")
-    if not isinstance(files, dict) or RUNNER_BINARY not in files:
-        raise RunnerTarballInvalidError(path, f"runner.json lists no {RUNNER_BINARY}")
     return RunnerTarball(path, top, info)
 
 
@@ -220,7 +215,7 @@ def unpack(tarball: RunnerTarball, into: Path) -> Path:
         tar.extractall(scratch, filter="data")
     (scratch / tarball.top).rename(into)
     scratch.rmdir()
-    for rel, sha256 in tarball.info["files"].items():
+    for rel, sha256 in tarball.info.files.items():
         file = into / rel
         actual = hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else None
         if actual != sha256:

@@ -255,7 +255,7 @@ def _write_runner(staging: _Staging) -> list[str]:
     if on_path.is_symlink() or on_path.exists():
         on_path.unlink()
     os.symlink(f"/{RUNNER_DIR}/bin/trt-edge-run", on_path)
-    version, arch = staging.runner.info["version"], staging.target.arch
+    version, arch = staging.runner.info.version, staging.target.arch
     return [f"{RUNNER_DIR}/ (trt-edge-run {version}, {arch})", "usr/local/bin/trt-edge-run"]
 
 

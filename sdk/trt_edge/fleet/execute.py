@@ -14,13 +14,16 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from trt_edge_runner.agent.errors import AgentError
+from trt_edge_runner.agent.health import decode_health
+from trt_edge_runner.agent.reports import CommandFailure, decode_status
 from trt_edge_runner.agent.tarball import open_bundle_tar
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
 from trt_edge_runner.durable import atomic_file, make_writable_dir, write_atomic
 from trt_edge_runner.errors import EXIT_FAILED
+from trt_edge_runner.schemas import DocumentError
 from trt_edge_runner.signature import SignatureError, parse_canonical_manifest
 
 from trt_edge.fleet.errors import RolloutError
@@ -29,12 +32,18 @@ from trt_edge.fleet.inventory import Device, ansible_tool, load_inventory
 from trt_edge.fleet.metrics_gate import MetricsThresholds, MetricsVerdict, judge
 from trt_edge.fleet.plan import MetricsGate, RolloutPlan
 from trt_edge.fleet.playbook import metrics_playbook_yaml, playbook_yaml, rollback_playbook_yaml
-from trt_edge.fleet.report import DeviceResult, RolloutReport
+from trt_edge.fleet.report import (
+    DeviceReport,
+    DeviceResult,
+    MetricsReport,
+    RollbackReport,
+    RolloutReport,
+    decode_device_report,
+    decode_metrics_report,
+    decode_rollback_report,
+)
 from trt_edge.fleet.schedule import Schedule, plan_waves
 from trt_edge.signing.pack import pack_bundle
-
-if TYPE_CHECKING:
-    from trt_edge.fleet.metrics_gate import MetricsThresholds, MetricsVerdict
 
 
 @dataclass(frozen=True)
@@ -58,80 +67,127 @@ def read_bundle(path: Path, workdir: Path) -> BundleFacts:
     return BundleFacts(path, manifest)
 
 
-def _float(value: Any) -> float | None:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
+def _delta_seconds(delta: str) -> float | None:
+    """Ansible's command `delta` ("0:00:01.234567") in seconds; None when the command did
+    not run (`""`) or the text is not one."""
+    parts = delta.split(":")
+    if len(parts) != 3:
         return None
-
-
-def _delta_seconds(delta: Any) -> float | None:
-    """Ansible's command `delta` ("0:00:01.234567") in seconds."""
-    if not isinstance(delta, str) or delta.count(":") != 2:
-        return None
-    hours, minutes, seconds = delta.split(":")
-    return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
-
-
-def _json(text: Any) -> dict[str, Any]:
-    if not isinstance(text, str) or not text.strip():
-        return {}
     try:
-        doc = json.loads(text.strip().splitlines()[-1])
-    except json.JSONDecodeError:
-        return {}
-    return doc if isinstance(doc, dict) else {}
+        hours, minutes, seconds = (float(part) for part in parts)
+    except ValueError:
+        return None
+    return hours * 3600 + minutes * 60 + seconds
 
 
-def _last_line(text: Any) -> str:
+def _last_line(text: str) -> str:
     """A device command's error line: the last unindented one (a `  hint:` line follows it)."""
-    lines = [line for line in str(text or "").splitlines() if line.strip()]
+    lines = [line for line in text.splitlines() if line.strip()]
     unindented = [line for line in lines if not line[0].isspace()]
     return (unindented or lines)[-1].strip() if lines else ""
 
 
-def device_result(host: str, wave: int, raw: dict[str, Any] | None, log: Path) -> DeviceResult:
-    """One device's outcome from the JSON it reported (or its absence: unreachable)."""
-    if raw is None:
+def _document_line(stdout: str) -> str:
+    """The `--json` document a device command printed: its last stdout line (the device
+    commands print one line; anything before it is not theirs)."""
+    lines = stdout.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+Report = TypeVar("Report")
+
+
+def read_report(path: Path, decode: Callable[[bytes, str], Report]) -> Report | RolloutError | None:
+    """The device's report at `path` through its decode function: None when the device wrote
+    none (it is unreachable), the RolloutError when what it wrote is not a report (the device
+    failed; the error names the file and the field)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        return decode(data, str(path))
+    except RolloutError as exc:
+        return exc
+
+
+def _status_version(stdout: str, source: str) -> tuple[str | None, str]:
+    """The version a device's `status --json` output (a report's `before`/`after`) says it
+    runs, and "" or why it cannot be read (`FILE: FIELD: what`): the device's outcome does
+    not depend on it, the report's row says it."""
+    line = _document_line(stdout)
+    if not line:
+        return None, ""
+    try:
+        return decode_status(line, source).version, ""
+    except DocumentError as exc:
+        return None, f"unreadable status: {exc}"
+
+
+def _health_reason(report: DeviceReport, source: str) -> str:
+    """Why the health gate failed: the report's reason (or the command's error, when it
+    could not judge), else its error line, else why its output cannot be read."""
+    line = _document_line(report.health_stdout)
+    problem = ""
+    if line:
+        try:
+            health = decode_health(line, f"{source}: health_stdout")
+        except DocumentError as exc:
+            problem = str(exc)
+        else:
+            reason = health.error if isinstance(health, CommandFailure) else health.reason
+            if reason:
+                return reason
+    return _last_line(report.health_stderr) or problem
+
+
+def device_result(
+    host: str,
+    wave: int,
+    report: DeviceReport | RolloutError | None,
+    *,
+    log: Path,
+    source: str,
+) -> DeviceResult:
+    """One device's outcome from the report it wrote to `source` (`read_report`): its
+    absence is unreachable, one that does not decode is failed naming the file and field."""
+    if report is None:
         return DeviceResult(
             host, "unreachable", wave, reason=f"no report from the device; see {log}"
         )
-    before, after = _json(raw.get("before")), _json(raw.get("after"))
+    if isinstance(report, RolloutError):
+        return DeviceResult(host, "failed", wave, reason=f"report refused: {report}")
+    old_version, old_problem = _status_version(report.before, f"{source}: before")
+    new_version, new_problem = _status_version(report.after, f"{source}: after")
     result = DeviceResult(
         host=host,
         result="updated",
         wave=wave,
-        old_version=before.get("version"),
-        new_version=after.get("version"),
-        install_seconds=_delta_seconds(raw.get("install_delta")),
-        health_seconds=_delta_seconds(raw.get("health_delta")),
+        old_version=old_version,
+        new_version=new_version,
+        install_seconds=_delta_seconds(report.install_delta),
+        health_seconds=_delta_seconds(report.health_delta),
+        reason="; ".join(p for p in (old_problem, new_problem) if p),
     )
-    t0, t1 = _float(raw.get("t0")), _float(raw.get("t1"))
-    if t0 is not None and t1 is not None:
-        result.seconds = round(t1 - t0, 3)
-    failed = str(raw.get("failed")).lower() == "true"
-    stage = raw.get("stage")
-    if not failed:
+    if report.t0 is not None and report.t1 is not None:
+        result.seconds = round(report.t1 - report.t0, 3)
+    if not report.failed:
         return result
-    if stage == "health":
-        health = _json(raw.get("health_stdout"))
-        reason = health.get("reason") or health.get("error") or _last_line(raw.get("health_stderr"))
-        rolled_back = str(raw.get("rollback_rc")) == "0"
-        result.result = "rolled_back" if rolled_back else "failed"
-        rollback_error = _last_line(raw.get("rollback_stderr"))
-        suffix = "" if rolled_back else f"; rollback failed: {rollback_error}"
-        result.reason = f"health gate failed: {reason}{suffix}"
-    elif stage == "trust":
-        result.result = "failed"
-        reason = _last_line(raw.get("trust_stderr")) or raw.get("failed_msg")
+    result.result = "failed"
+    if report.stage == "health":
+        if report.rollback_rc == 0:
+            result.result = "rolled_back"
+        rollback_error = _last_line(report.rollback_stderr)
+        suffix = "" if report.rollback_rc == 0 else f"; rollback failed: {rollback_error}"
+        result.reason = f"health gate failed: {_health_reason(report, source)}{suffix}"
+    elif report.stage == "trust":
+        reason = _last_line(report.trust_stderr) or report.failed_msg
         result.reason = f"trust documents refused, nothing installed: {reason}"
-    elif stage == "install":
-        result.result = "failed"
-        reason = _last_line(raw.get("install_stderr")) or raw.get("failed_msg")
+    elif report.stage == "install":
+        reason = _last_line(report.install_stderr) or report.failed_msg
         result.reason = f"install refused, previous model kept: {reason}"
     else:
-        result.result = "failed"
-        result.reason = f"{raw.get('failed_task') or stage}: {raw.get('failed_msg')}"
+        result.reason = f"{report.failed_task or report.stage}: {report.failed_msg}"
     return result
 
 
@@ -311,10 +367,12 @@ def _run_wave(wave: _Wave, run: _Run) -> list[DeviceResult]:
     run.say(f"wave {wave.number}: {len(wave.devices)} device(s): {names}…")
     log = run.workdir / f"wave-{wave.number}.log"
     _run_logged(wave.command, run.env, log)
-    return [
-        device_result(d.name, wave.number, _read_report(wave.report_dir / f"{d.name}.json"), log)
-        for d in wave.devices
-    ]
+    results = []
+    for device in wave.devices:
+        path = wave.report_dir / f"{device.name}.json"
+        report = read_report(path, decode_device_report)
+        results.append(device_result(device.name, wave.number, report, log=log, source=str(path)))
+    return results
 
 
 @dataclass(frozen=True)
@@ -367,20 +425,34 @@ def _roll_back(
         f"wave-{number}-rollback", rollback_playbook_yaml(), [d.host for d, _ in devices], {}
     )
     for device, after_halt in devices:
-        raw = _read_report(report_dir / f"{device.host}.json") or {}
-        done = str(raw.get("rollback_rc")) == "0"
-        error = _last_line(raw.get("rollback_stderr")) or f"no report, see {log}"
-        if done:
+        path = report_dir / f"{device.host}.json"
+        report = read_report(path, decode_rollback_report)
+        done = isinstance(report, RollbackReport) and report.rollback_rc == 0
+        problem = ""
+        if isinstance(report, RollbackReport) and done:
             device.result = "rolled_back"
-            device.new_version = _json(raw.get("after")).get("version")
+            device.new_version, problem = _status_version(report.after, f"{path}: after")
         if after_halt:
             device.reason = (
                 f"wave {number} rolled back after the halt"
                 if done
-                else f"wave {number} rollback after the halt failed: {error}"
+                else f"wave {number} rollback after the halt failed: {_rollback_error(report, log)}"
             )
         elif not done:
-            device.reason += f"; rollback failed: {error}"
+            device.reason += f"; rollback failed: {_rollback_error(report, log)}"
+        if problem:
+            device.reason = f"{device.reason}; {problem}" if device.reason else problem
+
+
+def _rollback_error(report: RollbackReport | RolloutError | None, log: Path) -> str:
+    """Why a device's rollback run failed, for its reason (unused when it did not)."""
+    if report is None:
+        return f"no report, see {log}"
+    if isinstance(report, RolloutError):
+        return f"report refused: {report}"
+    return _last_line(report.rollback_stderr) or (
+        f"exit code {report.rollback_rc}, no error output; see {log}"
+    )
 
 
 def _live_traffic_gate(
@@ -418,8 +490,8 @@ def _live_traffic_gate(
     expected = {"name": manifest.name, "version": manifest.version}
     failing = []
     for device in updated:
-        raw = _read_report(report_dir / f"{device.host}.json")
-        verdict = metrics_verdict(device.host, raw, thresholds, expected, log)
+        report = read_report(report_dir / f"{device.host}.json", decode_metrics_report)
+        verdict = metrics_verdict(device.host, report, thresholds, expected, log)
         device.metrics = verdict.figures
         if verdict.ok:
             device.reason = "; ".join(verdict.notes)
@@ -432,36 +504,27 @@ def _live_traffic_gate(
 
 def metrics_verdict(
     host: str,
-    raw: dict[str, Any] | None,
+    report: MetricsReport | RolloutError | None,
     thresholds: MetricsThresholds,
     expected: dict[str, str],
     log: Path,
 ) -> MetricsVerdict:
-    """One device's live-traffic verdict from what its gate playbook reported."""
-    if raw is None:
+    """One device's live-traffic verdict from what its gate playbook reported
+    (`read_report`): none, or one that does not decode, fails the gate."""
+    if report is None:
         return MetricsVerdict(host, failures=[f"{host}: no report from the device; see {log}"])
-    for i in (0, 1):
-        if str(raw.get(f"status_{i}")) != "200":
-            status = raw.get(f"status_{i}")
-            error = raw.get(f"error_{i}") or "no answer"
+    if isinstance(report, RolloutError):
+        return MetricsVerdict(host, failures=[f"{host}: report refused: {report}"])
+    for status, error in zip(report.status, report.error, strict=True):
+        if status != 200:
             return MetricsVerdict(
                 host,
                 failures=[
-                    f"{host}: cannot scrape {raw.get('url')} (HTTP {status}: {error}); is "
-                    "`trt-edge-device serve` running there?"
+                    f"{host}: cannot scrape {report.url} (HTTP {status}: "
+                    f"{error or 'no answer'}); is `trt-edge-device serve` running there?"
                 ],
             )
-    return judge(
-        host, str(raw.get("metrics_0", "")), str(raw.get("metrics_1", "")), thresholds, expected
-    )
-
-
-def _read_report(path: Path) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    return doc if isinstance(doc, dict) else None
+    return judge(host, report.metrics[0], report.metrics[1], thresholds, expected)
 
 
 def _syntax_check(command: list[str], env: dict[str, str], workdir: Path) -> None:
