@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING
 
 from trt_edge_runner.cli_shell import Command
 
-from trt_edge.cli._manifest import add_manifest_argument
-from trt_edge.cli.build import require_manifest_file
+from trt_edge.cli._manifest import add_manifest_argument, require_manifest_file
 from trt_edge.containers import catalog
 from trt_edge.containers.requirements_lock import RequirementsLockError, check_lock, generate_lock
 from trt_edge.targets import load_catalog

@@ -25,6 +25,8 @@ from trt_edge.manifest.huggingface import (
     read_folder,
 )
 from trt_edge.manifest.locations import JsonPath, LocationIndex, format_path
+from trt_edge.manifest.quantization import GROUP_MULTIPLE, refusals
+from trt_edge.manifest.requirements import RequirementLineError, parse_requirement
 from trt_edge.manifest.vocabulary import INTEGER_DTYPES, SYMBOL_PATTERN
 from trt_edge.targets.catalog import TargetCatalog, did_you_mean
 
@@ -222,7 +224,6 @@ class SemanticChecker:
         lines = model.get("requirements") if isinstance(model, dict) else None
         if not isinstance(lines, list) or not lines:
             return
-        from trt_edge.manifest.requirements import RequirementLineError, parse_requirement
 
         seen: dict[str, int] = {}
         for i, line in enumerate(lines):
@@ -691,7 +692,6 @@ class SemanticChecker:
     def check_quantize(self) -> None:
         """A scheme the manifest's backend cannot run, at its field (auto: checked as the CPU
         backend it falls back to; TensorRT is checked again when the build picks it)."""
-        from trt_edge.manifest.quantization import GROUP_MULTIPLE, refusals
 
         build = self.section("build")
         quantize = build.get("quantize") if isinstance(build, dict) else None
