@@ -2,7 +2,7 @@
 
 The modules here drive a Docker engine through the `docker` SDK. Nothing in this
 package imports `docker` at module level: `trt-edge --help` and `trt-edge validate`
-must stay instant, so the SDK is imported inside the functions that talk to the engine.
+must stay instant, so the SDK is imported inside the functions that talk to the daemon.
 
 - `catalog`: which images exist (`images/<name>/image.json`) and where their files live.
 - `lockfile`: the hashed lock files the images install from, and their hash.
@@ -11,7 +11,7 @@ must stay instant, so the SDK is imported inside the functions that talk to the 
 - `dockerfile`: an image's Dockerfile with the shared fragments of `images/_fragments/` expanded.
 - `runner_tarball`: the device runner tarball device images and `trt-edge flash` carry (made
   fresh, digested, checked, unpacked).
-- `context`: the build context handed to the engine (Dockerfile, lock, wheels, sources, runner,
+- `context`: the build context handed to the daemon (Dockerfile, lock, wheels, sources, runner,
   CA certs).
 - `images`: `build_image`, `find_current`; `listing`: `list_images`, `prune_stale`.
 - `builder_choice`: which builder image a build runs in, decided by the backend that will run.

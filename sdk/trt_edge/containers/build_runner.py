@@ -14,7 +14,7 @@ A manifest with `model.requirements` builds in a derived image: the builder plus
 wheels of the manifest's requirements lock (`requirements_lock`, made on the host by
 `trt-edge lock MANIFEST`), built offline (`requirements_image`) and reused while the
 builder and the lock are unchanged. A missing or stale lock is refused before the
-engine is asked. The host tells the build inside which image it runs in
+daemon is asked. The host tells the build inside which image it runs in
 (`$TRT_EDGE_BUILD_ENVIRONMENT`): that identity is part of every stage cache key, so a
 container build never reuses a stage computed on the host or in another image.
 
@@ -59,7 +59,7 @@ from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
 from trt_edge import settings
 from trt_edge.containers import catalog
 from trt_edge.containers.builder_choice import BuilderChoice, choose_builder
-from trt_edge.containers.engine import connect, is_engine_error
+from trt_edge.containers.daemon import connect, is_daemon_error
 from trt_edge.containers.errors import (
     ContainerBuildError,
     ContainerError,
@@ -67,7 +67,7 @@ from trt_edge.containers.errors import (
     ContainerTimeoutError,
     ImageMissingError,
 )
-from trt_edge.containers.gpu import engine_has_nvidia_runtime, host_gpus
+from trt_edge.containers.gpu import daemon_has_nvidia_runtime, host_gpus
 from trt_edge.containers.images import ImageRef, find_current
 from trt_edge.containers.provenance import container_builder
 from trt_edge.containers.reference import check_image_reference
@@ -192,7 +192,7 @@ def resolve_setup(
     resolved: ResolvedManifest, target_id: str | None, backend: str | None
 ) -> ContainerSetup:
     """The setup of a container build asked for by flag: target, builder and the checked
-    lock, each a `ContainerError` if it cannot be had — all before any engine is asked."""
+    lock, each a `ContainerError` if it cannot be had — all before any daemon is asked."""
     target, builder = _builder_of(resolved, target_id, backend)
     return ContainerSetup(resolved, target, builder, _requirements_lock(resolved, builder.image))
 
@@ -386,7 +386,7 @@ class BuildFolders:
 @dataclass(frozen=True)
 class ContainerPlan:
     """Everything the container of one build is created with; `run_plan` only executes
-    it, so what a build asks of the engine is readable and tested without one."""
+    it, so what a build asks of the daemon is readable and tested without one."""
 
     image: str
     command: tuple[str, ...]
@@ -509,7 +509,7 @@ class ContainerExit:
 def _check_gpu_runtime(client: DockerClient, builder: BuilderChoice) -> None:
     """A TensorRT build needs the engine to pass GPUs (`choose_builder` refused one on a
     host without GPUs): refused before anything is built or created."""
-    if builder.needs_gpu and not engine_has_nvidia_runtime(client):
+    if builder.needs_gpu and not daemon_has_nvidia_runtime(client):
         raise ContainerBuildError(
             "this host has NVIDIA GPUs but the Docker engine cannot pass them to containers; "
             "install the NVIDIA Container Toolkit (`sudo apt-get install -y "
@@ -762,7 +762,7 @@ def build_in_container(
             manifest_path, options, target, image, setup, limits, client, echo
         )
     except Exception as err:
-        if is_engine_error(err):
+        if is_daemon_error(err):
             raise ContainerBuildError(
                 f"the Docker engine failed the container build: {err}"
             ) from err
@@ -809,9 +809,9 @@ def _build_in_container(
     # reports it, instead of after starting a container (no torch is imported here).
     resolved = options.manifest or load(manifest)  # once per build
     if setup is None or setup.manifest is not resolved:
-        setup = resolve_setup(resolved, target_id, options.backend)  # before the engine
+        setup = resolve_setup(resolved, target_id, options.backend)  # before the daemon
     if image is not None:
-        check_image_reference(image, "--image")  # a typo is exit 2 before the engine is asked
+        check_image_reference(image, "--image")  # a typo is exit 2 before the daemon is asked
     client = client or connect()
     _check_gpu_runtime(client, setup.builder)
     run_image = _run_image(client, setup, resolved, image, echo)
