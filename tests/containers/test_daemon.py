@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from trt_edge.containers.build_runner import choose_mode
+from trt_edge.containers.build_mode import choose_mode
 from trt_edge.containers.daemon import connect
 from trt_edge.containers.errors import DockerUnavailableError
 

@@ -26,7 +26,8 @@ from trt_edge_runner.errors import TrtEdgeError, UsageError, Where
 from trt_edge_runner.memory_budget import mib
 
 from trt_edge.cli._manifest import require_manifest_file
-from trt_edge.containers.build_runner import BuildMode, build_in_container, choose_mode
+from trt_edge.containers.build_mode import BuildMode, choose_mode
+from trt_edge.containers.build_runner import build_in_container
 from trt_edge.library_noise import quiet_library_noise
 from trt_edge.pipeline.bundle import check_out_dir
 from trt_edge.pipeline.events import (

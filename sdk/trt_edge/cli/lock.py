@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 def _chosen_builder(manifest: ResolvedManifest, args: argparse.Namespace) -> str:
     """The builder image `trt-edge build --container` would run this manifest in (the
     choice asks whether this host has a GPU, as the build does)."""
-    from trt_edge.containers.build_runner import DEFAULT_TARGET, choose_builder_for
+    from trt_edge.containers.build_mode import DEFAULT_TARGET, choose_builder_for
 
     target_id = args.target or (manifest.targets[0] if manifest.targets else DEFAULT_TARGET)
     target = load_catalog().get(target_id)  # an unknown id: UnknownTargetError, exit 2

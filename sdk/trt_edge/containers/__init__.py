@@ -18,7 +18,10 @@ must stay instant, so the SDK is imported inside the functions that talk to the 
 - `requirements_lock`: the lock of a manifest's `model.requirements` for one builder image
   (`trt-edge lock`), and the check that refuses a missing or stale one.
 - `requirements_image`: the derived builder image holding those locked requirements.
-- `build_runner`: `choose_mode` (→ `BuildMode`) and `build_in_container` for
-  `trt-edge build --container`: the container run as a `ContainerPlan`, its exit judged by
-  `exit_error`.
+- `build_mode`: `choose_mode` (→ `BuildMode`): local or container, decided once, with what
+  a container build runs with (`ContainerSetup`);
+- `container_plan`: the container run as a value (`RunImage`, `plan_container` →
+  `ContainerPlan`);
+- `build_runner`: `build_in_container` for `trt-edge build --container`: runs the plan,
+  reads the build's event stream, judges its exit (`exit_error`).
 """
