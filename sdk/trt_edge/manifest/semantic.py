@@ -62,13 +62,11 @@ class SemanticChecker:
         self,
         data: dict[str, Any],
         locations: LocationIndex,
-        file: str,
         manifest_dir: Path,
         catalog: TargetCatalog,
     ) -> None:
         self.data = data
         self.locations = locations
-        self.file = file
         self.manifest_dir = manifest_dir
         self.catalog = catalog
         self.diagnostics: list[Diagnostic] = []
@@ -90,7 +88,7 @@ class SemanticChecker:
     ) -> None:
         pos = self.locations.key(path) if at_key else self.locations.value(path)
         self.diagnostics.append(
-            Diagnostic(self.file, pos.line, pos.col, severity, format_path(path), message, stage)
+            Diagnostic("", pos.line, pos.col, severity, format_path(path), message, stage)
         )
 
     def section(self, key: str) -> Any:
@@ -739,10 +737,9 @@ class SemanticChecker:
 def check_semantics(
     data: Any,
     locations: LocationIndex,
-    file: str,
     manifest_dir: Path,
     catalog: TargetCatalog,
 ) -> list[Diagnostic]:
     if not isinstance(data, dict):
         return []
-    return SemanticChecker(data, locations, file, manifest_dir, catalog).run()
+    return SemanticChecker(data, locations, manifest_dir, catalog).run()
