@@ -125,9 +125,6 @@ def test_a_program_three_times_slower_fails_naming_the_phase_and_the_bound(
     prefill (milliseconds) fails past the bound; its decode (seq 1, well under a
     millisecond even at three times the work) stays inside the absolute floor."""
     device.run("install", str(work_bundles.light), check=True)
-    rc, report = health(device)
-    assert rc == 0, report.get("reason")  # the light program against its own baseline
-
     store = DeviceStore(device.root)
     slot = store.slot_dir(store.load().active or "")
     shutil.rmtree(slot)

@@ -54,7 +54,7 @@ DEFAULT_MAX_REGRESSION = 0.5
 DEFAULT_LATENCY_NOISE_MS = 1.0
 DEFAULT_SPREAD_FACTOR = 3.0  # x the install runs' median absolute deviation (~2 sigma)
 # Timed runs per phase, at install (the baseline) and in health alike, after the untimed
-# warm-up runs (the first run of a phase packs weights and fills caches: 10-50x slower).
+# warm-up runs (the first run of a phase packs weights and fills caches: up to 60x slower).
 DEFAULT_LATENCY_RUNS = 15
 DEFAULT_WARMUP_RUNS = 2
 
