@@ -58,8 +58,11 @@ def test_the_device_budget_fails_a_phase_before_any_baseline() -> None:
 
 def test_no_baseline_passes_and_says_so() -> None:
     verdict = judge_latency(median_of(3.0), None, None, DEFAULTS)
-    assert verdict.ok and verdict.bound_by is None
+    assert verdict.ok and verdict.bound_by is None and verdict.limit_ms is None
     assert verdict.reason.endswith("no install baseline to judge")
+    budgeted = judge_latency(median_of(3.0), None, None, HealthSettings(latency_budget_ms=5.0))
+    assert budgeted.ok and budgeted.bound_by == "budget" and budgeted.limit_ms == 5.0
+    assert budgeted.reason.endswith("within this device's latency budget 5 ms; no baseline")
 
 
 def test_three_times_slower_fails_once_the_slowdown_is_past_the_floor() -> None:

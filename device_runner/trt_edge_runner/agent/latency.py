@@ -57,8 +57,9 @@ def summarize(runs_ms: Sequence[float]) -> LatencySummary:
 @dataclass(frozen=True)
 class LatencyVerdict:
     """The judgement of one phase: `limit_ms` is what its median may reach (baseline +
-    `allowed_ms`), `bound_by` the term that set `allowed_ms` (or "budget" when the device's
-    absolute budget failed it first); `reason` says why it passed or failed."""
+    `allowed_ms`), `bound_by` the term that set `allowed_ms`, or "budget" when the device's
+    absolute budget is what the phase was held to (it failed it, or there is no baseline);
+    `reason` says why it passed or failed."""
 
     ok: bool
     allowed_ms: float | None
@@ -106,8 +107,11 @@ def judge_latency(
             "budget",
             f"{over} exceeds this device's latency budget {budget:g} ms",
         )
-    if not baseline_ms:
-        return LatencyVerdict(True, None, budget, None, f"{over}; no install baseline to judge")
+    if not baseline_ms:  # installed without a smoke run (an image staged elsewhere)
+        if budget is None:
+            return LatencyVerdict(True, None, None, None, f"{over}; no install baseline to judge")
+        within = f"within this device's latency budget {budget:g} ms"
+        return LatencyVerdict(True, None, budget, "budget", f"{over} is {within}; no baseline")
     allowed, term = allowed_slowdown(baseline_ms, spread_ms, settings)
     limit = baseline_ms + allowed
     words = _TERM_WORDS[term].format(
