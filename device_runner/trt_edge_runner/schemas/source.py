@@ -586,8 +586,9 @@ RUNNER_TARBALL = document(
     ),
 )
 
-# state.json (agent/store.py). Schema 1 (no floors, history or trust) is still read, and a
-# document without `schema` is schema 1; the reader refuses a newer schema before this.
+# state.json (agent/store.py). Schemas 1 (no floors, history or trust) and 2 (no baseline
+# spreads) are still read, and a document without `schema` is schema 1; the reader refuses
+# a newer schema before this.
 SLOT = enum("A", "B")
 
 
@@ -601,7 +602,13 @@ def _record(required: dict[str, Schema], optional: dict[str, Schema], closed: bo
 def slot_info(closed: bool) -> Schema:
     return _record(
         {k: string() for k in ("name", "version", "bundle_sha256", "installed_at")},
-        {"baseline_ms": mapping(number()), "key_id": nullable(string())},
+        {
+            "baseline_ms": mapping(number()),
+            # The median absolute deviation of each phase's install runs; absent in a state
+            # written before it was kept (health then judges without the spread term).
+            "baseline_spread_ms": mapping(number(minimum=0)),
+            "key_id": nullable(string()),
+        },
         closed,
     )
 
@@ -639,13 +646,13 @@ AGENT_STATE = document(
         "anyOf": [
             obj(
                 {
-                    "schema": const(2),
+                    "schema": enum(2, 3),
                     **STATE_CORE,
                     "floors": mapping(floor(True)),
                     "history": array(event(True)),
                     "trust": TRUST_RECORD,
                 },
-                description="schema 2: what the agent writes",
+                description="schema 3: what the agent writes; 2: the same without baseline spreads",
             ),
             obj(STATE_CORE, {"schema": const(1)}, description="schema 1: still read"),
         ]
@@ -666,6 +673,7 @@ DEVICE_CONFIG = document(
                     "max_latency_regression": nullable(NON_NEGATIVE_NUMBER),
                     "latency_budget_ms": nullable(NON_NEGATIVE_NUMBER),
                     "latency_noise_ms": nullable(NON_NEGATIVE_NUMBER),
+                    "latency_spread_factor": nullable(NON_NEGATIVE_NUMBER),
                 },
             ),
             "engine": enum("cpp", "python"),
@@ -720,17 +728,27 @@ DEVICE_HEALTH = document(
                     "max_latency_regression": NON_NEGATIVE_NUMBER,
                     "latency_budget_ms": nullable(NON_NEGATIVE_NUMBER),
                     "latency_noise_ms": NON_NEGATIVE_NUMBER,
-                }
+                },
+                {"latency_spread_factor": NON_NEGATIVE_NUMBER},  # absent from older devices
             ),
             "phases": array(
                 obj(
                     {
                         "phase": string(),
                         "ok": BOOLEAN,
-                        "latency_ms": nullable(number()),
+                        "latency_ms": nullable(number()),  # the median of `runs`
                         "baseline_ms": nullable(number()),
                     },
-                    {"reason": string()},
+                    {
+                        "reason": string(),
+                        # Absent from older devices: what the judgement used and decided.
+                        "runs": integer(minimum=1),
+                        "spread_ms": nullable(number(minimum=0)),
+                        "baseline_spread_ms": nullable(number(minimum=0)),
+                        "allowed_ms": nullable(number()),
+                        "limit_ms": nullable(number()),
+                        "bound_by": nullable(enum("relative", "spread", "floor", "budget")),
+                    },
                 )
             ),
         },
