@@ -119,6 +119,19 @@ HOST_CASES: dict[tuple[str, ...], Case] = {
     ("fleet", "status"): Case(
         lambda p: ["--broker", "broker:mqtt", "--fleet", "lab"], EXIT_BAD_INPUT, "broker:mqtt"
     ),
+    ("fleet", "rollout"): missing(
+        "plan.yaml",
+        "--broker",
+        "b",
+        "--fleet",
+        "lab",
+        "--reference",
+        "registry.lab/m:2",
+        "--version",
+        "2.0.0",
+        "--device",
+        "cam-01",
+    ),
     ("fleet", "command"): Case(
         lambda p: [
             "--broker",

@@ -23,7 +23,7 @@ from tests.helpers.fixtures_docker import skip_or_fail
 from tests.helpers.waits import wait_for_line
 
 FLEET = "lab"
-DEVICES = ("d1", "d2", "d3", "d4", "d5", "d6")
+DEVICES = ("d1", "d2", "d3", "d4", "d5", "d6", "p1", "p2", "p3", "p4", "p5")
 
 
 def free_port() -> int:

@@ -50,15 +50,27 @@ def links(tmp_path: Path) -> Iterator[StartLink]:
             link.stop()
 
 
-@pytest.fixture
-def agent(tmp_path: Path, agent_bundles: Bundles, trt_edge_run: Path) -> Device:
-    """A real device agent (installs through its CLI, bundles run in the C++ runner)."""
-    facts = tmp_path / "facts.json"
+def make_agent(folder: Path, bundles: Bundles, runner: Path) -> Device:
+    """A real device agent in `folder` (installs through its CLI, bundles run in the C++
+    runner)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    facts = folder / "facts.json"
     facts.write_text(json.dumps({"arch": "x86_64"}))
     return Device(
-        root=tmp_path / "agent-root",
-        keys=agent_bundles.keys,
+        root=folder / "agent-root",
+        keys=bundles.keys,
         facts=facts,
-        config=tmp_path / "device.json",
-        runner=trt_edge_run,
+        config=folder / "device.json",
+        runner=runner,
     )
+
+
+@pytest.fixture
+def agent(tmp_path: Path, agent_bundles: Bundles, trt_edge_run: Path) -> Device:
+    return make_agent(tmp_path / "agent", agent_bundles, trt_edge_run)
+
+
+@pytest.fixture
+def agents(tmp_path: Path, agent_bundles: Bundles, trt_edge_run: Path) -> Callable[[str], Device]:
+    """`agents(name)`: another real agent, in its own folder."""
+    return lambda name: make_agent(tmp_path / f"agent-{name}", agent_bundles, trt_edge_run)

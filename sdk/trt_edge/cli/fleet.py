@@ -24,9 +24,12 @@ from trt_edge_runner.link.documents import Command as LinkCommand
 from trt_edge_runner.link.state import now
 
 from trt_edge.fleet.mqtt.broker_config import OPERATOR, BrokerPlan, write_broker_config
+from trt_edge.fleet.mqtt.fleet_session import fleet_session
 from trt_edge.fleet.mqtt.operator_client import read_fleet, send_command
+from trt_edge.fleet.mqtt.pull_rollout import PullPlan, run_pull_rollout
 from trt_edge.fleet.mqtt.status_view import fleet_status
 from trt_edge.fleet.mqtt.tls import TlsFiles
+from trt_edge.fleet.plan import load_plan
 
 
 def _seconds(text: str) -> float:
@@ -180,6 +183,70 @@ def _command(args: argparse.Namespace) -> int:
     return 0 if ack.outcome == "done" else 1
 
 
+def _add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "plan",
+        metavar="PLAN.yaml",
+        type=Path,
+        help="the rollout plan (waves, "
+        "failure_threshold, on_halt; its bundle is what the reference holds)",
+    )
+    add_broker_arguments(parser)
+    parser.add_argument("--fleet", required=True, help="the fleet's name")
+    parser.add_argument("--reference", required=True, help="the OCI reference devices install")
+    parser.add_argument(
+        "--version",
+        dest="bundle_version",
+        required=True,
+        help="the bundle version that reference holds",
+    )
+    parser.add_argument(
+        "--device",
+        action="append",
+        default=[],
+        required=True,
+        help="a device, in rollout order (repeat for each)",
+    )
+    parser.add_argument(
+        "--no-health",
+        action="store_true",
+        help="pass a device on its version alone (its link runs without --health)",
+    )
+    parser.add_argument(
+        "--wave-timeout",
+        type=_seconds,
+        default=900.0,
+        metavar="SECONDS",
+        help="longest a wave may take to report (default 900)",
+    )
+    add_json_argument(parser, help="print the JSON report, no table")
+
+
+def _rollout(args: argparse.Namespace) -> int:
+    plan = load_plan(args.plan)
+    pull = PullPlan(
+        target=PullTarget(args.reference, args.bundle_version),
+        devices=tuple(args.device),
+        waves=tuple(plan.waves),
+        failure_threshold=plan.failure_threshold,
+        on_halt=plan.on_halt,
+        require_health=not args.no_health,
+        wave_timeout_s=args.wave_timeout,
+    )
+
+    def say(message: str) -> None:
+        if not args.json:
+            print(message, flush=True)
+
+    with fleet_session(broker_settings(args), args.fleet) as session:
+        report = run_pull_rollout(session, pull, say)
+    if args.json:
+        sys.stdout.write(report.to_json())
+    else:
+        report.render()
+    return 0 if all(d.result == "updated" for d in report.devices) else 1
+
+
 COMMAND = Command(
     "pull fleets over MQTT: broker set-up, fleet status, device commands",
     description="Pull fleets: devices connect out to an MQTT broker (trt-edge-device mqtt).",
@@ -193,6 +260,11 @@ COMMAND = Command(
             "show every device's state as the broker holds it",
             run=_status,
             add_arguments=_add_status_arguments,
+        ),
+        "rollout": Command(
+            "roll a plan's waves out to pull devices: update, gate on their reports, halt",
+            run=_rollout,
+            add_arguments=_add_rollout_arguments,
         ),
         "command": Command(
             "send one device update REF, hold, resume or rollback and wait for its ack",

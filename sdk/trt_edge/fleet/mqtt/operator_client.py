@@ -54,7 +54,7 @@ class FleetView:
         return self.devices.setdefault(name, DeviceView(name))
 
 
-class _Connection:
+class Connection:
     """A connected operator client; the broker's refusal or silence is a FleetLinkError."""
 
     def __init__(
@@ -122,7 +122,7 @@ def read_fleet(
                 entry.problems.append(str(exc))
         arrived.set()
 
-    connection = _Connection(broker, min(wait_s, CONNECT_TIMEOUT_S), on_message)
+    connection = Connection(broker, min(wait_s, CONNECT_TIMEOUT_S), on_message)
     try:
         connection.client.subscribe(
             [
@@ -158,7 +158,7 @@ def send_command(
             acks.append(ack)
             answered.set()
 
-    connection = _Connection(broker, min(timeout_s, CONNECT_TIMEOUT_S), on_message)
+    connection = Connection(broker, min(timeout_s, CONNECT_TIMEOUT_S), on_message)
     try:
         client = connection.client
         client.subscribe(topics.topic(fleet, device, topics.ACK), qos=1)
