@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from trt_edge.fleet.mqtt.fleet_session import fleet_session
+from trt_edge.fleet.mqtt.operator_client import fleet_session
 from trt_edge.fleet.mqtt.pull_rollout import PullPlan, cut_waves, run_pull_rollout
 from trt_edge_runner.link.desired import PullTarget, read_desired
 

@@ -29,6 +29,7 @@ from trt_edge_runner.agent.config import (
 from trt_edge_runner.agent.health import check_health
 from trt_edge_runner.agent.smoke import open_engine
 from trt_edge_runner.agent.store import DeviceStore
+from trt_edge_runner.cli_args import positive_seconds
 from trt_edge_runner.cli_shell import Command
 from trt_edge_runner.errors import TrtEdgeError, Where
 from trt_edge_runner.link.broker import add_broker_arguments, broker_settings
@@ -37,16 +38,6 @@ from trt_edge_runner.link.errors import LinkConfigError
 from trt_edge_runner.link.session import HealthCheck, LinkSettings, run_link
 from trt_edge_runner.link.state import now
 from trt_edge_runner.link.topics import bad_name
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--every",
-        type=_positive,
+        type=positive_seconds,
         default=30.0,
         metavar="SECONDS",
         help="publish the state at least this often (and on every change); default 30",

@@ -15,7 +15,7 @@ import secrets
 import sys
 from pathlib import Path
 
-from trt_edge_runner.cli_args import add_json_argument, require_file
+from trt_edge_runner.cli_args import add_json_argument, positive_seconds, require_file
 from trt_edge_runner.cli_shell import Command
 from trt_edge_runner.errors import UsageError
 from trt_edge_runner.link.broker import add_broker_arguments, broker_settings
@@ -24,22 +24,11 @@ from trt_edge_runner.link.documents import Command as LinkCommand
 from trt_edge_runner.link.state import now
 
 from trt_edge.fleet.mqtt.broker_config import OPERATOR, BrokerPlan, write_broker_config
-from trt_edge.fleet.mqtt.fleet_session import fleet_session
-from trt_edge.fleet.mqtt.operator_client import read_fleet, send_command
+from trt_edge.fleet.mqtt.operator_client import fleet_session, read_fleet, send_command
 from trt_edge.fleet.mqtt.pull_rollout import PullPlan, run_pull_rollout
 from trt_edge.fleet.mqtt.status_view import fleet_status
 from trt_edge.fleet.mqtt.tls import TlsFiles
 from trt_edge.fleet.plan import load_plan
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
-    return value
 
 
 def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -118,7 +107,7 @@ def _add_status_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fleet", required=True, help="the fleet's name")
     parser.add_argument(
         "--wait",
-        type=_seconds,
+        type=positive_seconds,
         default=10.0,
         metavar="SECONDS",
         help="longest to wait for the broker's retained states (default 10)",
@@ -147,7 +136,7 @@ def _add_command_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--version", dest="bundle_version", help="update: the bundle version")
     parser.add_argument(
         "--timeout",
-        type=_seconds,
+        type=positive_seconds,
         default=30.0,
         metavar="SECONDS",
         help="longest to wait for the device's ack (default 30)",
@@ -214,7 +203,7 @@ def _add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--wave-timeout",
-        type=_seconds,
+        type=positive_seconds,
         default=900.0,
         metavar="SECONDS",
         help="longest a wave may take to report (default 900)",

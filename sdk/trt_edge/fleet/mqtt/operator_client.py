@@ -1,12 +1,14 @@
-"""The operator's two conversations with the broker: read the fleet's state, command a device.
+"""The operator's connection to the broker: one session that follows a whole fleet.
 
-`read_fleet` subscribes to every device's retained state and presence and returns what
-arrived once the broker has gone quiet for `settle_s` (retained messages come at once after
-a subscription; MQTT has no "that was all" marker), bounded by `wait_s`. `send_command`
-subscribes to the device's acks, publishes the command (QoS 1, to the device's persistent
+`fleet_session` subscribes to every device's state, presence and acks; messages are
+decoded in paho's thread and kept under a condition variable, so `wait_for` returns as
+soon as a predicate over what arrived holds (no polling), or False at its deadline. A
+report that does not decode is kept as a problem of its device, never dropped silently and
+never fatal. On it: `read_fleet` returns what arrived once the broker went quiet for
+`settle_s` (retained messages come at once after a subscription; MQTT has no "that was
+all" marker); `send_command` publishes a command (QoS 1, to the device's persistent
 session: a device that is away gets it when it comes back) and waits for the ack that
-carries its id. A report that does not decode is kept as a problem naming the topic, not
-dropped and not fatal.
+carries its id; the pull rollout (`pull_rollout.py`) drives many devices through one.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,81 +101,112 @@ class Connection:
         self.client.loop_stop()
 
 
+class FleetSession:
+    """The fleet as this connection has seen it (`view`), the acks by command id, commands."""
+
+    def __init__(self, fleet: str) -> None:
+        self.fleet = fleet
+        self.view = FleetView(fleet)
+        self.acks: dict[str, Ack] = {}
+        self.received = 0  # messages so far: how `settle` tells a quiet broker
+        self.changed = threading.Condition()
+        self.connection: Connection | None = None
+
+    def on_message(self, client: Any, userdata: Any, message: Any) -> None:
+        place = topics.device_of(self.fleet, message.topic)
+        if place is None:
+            return
+        name, kind = place
+        payload = bytes(message.payload)
+        with self.changed:
+            entry = self.view.device(name)
+            try:
+                if kind == topics.STATE:
+                    entry.state = decode_device_state(payload, message.topic)
+                elif kind == topics.ONLINE:
+                    entry.online = decode_presence(payload, message.topic)
+                elif kind == topics.ACK:
+                    ack = decode_ack(payload, message.topic)
+                    if ack.command_id is not None:
+                        self.acks[ack.command_id] = ack
+            except DocumentError as exc:
+                entry.problems.append(str(exc))
+            self.received += 1
+            self.changed.notify_all()
+
+    def send(self, device: str, command: Command) -> None:
+        assert self.connection is not None
+        info = self.connection.client.publish(
+            topics.topic(self.fleet, device, topics.COMMAND), command.to_json(), qos=1
+        )
+        info.wait_for_publish(CONNECT_TIMEOUT_S)
+
+    def wait_for(self, ready: Callable[[], bool], timeout_s: float) -> bool:
+        """Wait until `ready()` (called under the lock, over `view` and `acks`) holds."""
+        deadline = time.monotonic() + timeout_s
+        with self.changed:
+            while not ready():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.changed.wait(left)
+            return True
+
+    def settle(self, quiet_s: float, timeout_s: float) -> None:
+        """Return once no message came for `quiet_s` (the retained ones have all arrived:
+        MQTT has no "that was all" marker), or at `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        with self.changed:
+            while time.monotonic() < deadline:
+                seen = self.received
+                self.changed.wait(min(quiet_s, max(0.0, deadline - time.monotonic())))
+                if self.received == seen:
+                    return
+
+
+@contextmanager
+def fleet_session(
+    broker: BrokerSettings, fleet: str, connect_timeout_s: float = CONNECT_TIMEOUT_S
+) -> Iterator[FleetSession]:
+    """A connected `FleetSession`, subscribed to every device's state, presence and acks."""
+    session = FleetSession(fleet)
+    connection = Connection(broker, connect_timeout_s, session.on_message)
+    session.connection = connection
+    try:
+        connection.client.subscribe(
+            [
+                (topics.topic(fleet, "+", kind), 1)
+                for kind in (topics.STATE, topics.ONLINE, topics.ACK)
+            ]
+        )
+        if not connection.subscribed.wait(CONNECT_TIMEOUT_S):
+            raise FleetLinkError(f"{broker}: the broker did not confirm the subscriptions")
+        yield session
+    finally:
+        connection.close()
+
+
 def read_fleet(
     broker: BrokerSettings, fleet: str, *, settle_s: float = 1.0, wait_s: float = 10.0
 ) -> FleetView:
     """Every device's retained state and presence in `fleet`."""
-    view = FleetView(fleet)
-    arrived = threading.Event()
-    lock = threading.Lock()
-
-    def on_message(client: Any, userdata: Any, message: Any) -> None:
-        place = topics.device_of(fleet, message.topic)
-        if place is None:
-            return
-        name, kind = place
-        with lock:
-            entry = view.device(name)
-            try:
-                if kind == topics.STATE:
-                    entry.state = decode_device_state(bytes(message.payload), message.topic)
-                elif kind == topics.ONLINE:
-                    entry.online = decode_presence(bytes(message.payload), message.topic)
-            except DocumentError as exc:
-                entry.problems.append(str(exc))
-        arrived.set()
-
-    connection = Connection(broker, min(wait_s, CONNECT_TIMEOUT_S), on_message)
-    try:
-        connection.client.subscribe(
-            [
-                (topics.topic(fleet, "+", topics.STATE), 1),
-                (topics.topic(fleet, "+", topics.ONLINE), 1),
-            ]
-        )
-        deadline = time.monotonic() + wait_s
-        while arrived.wait(min(settle_s, max(0.0, deadline - time.monotonic()))):
-            arrived.clear()
-            if time.monotonic() >= deadline:
-                break
-    finally:
-        connection.close()
-    return view
+    with fleet_session(broker, fleet, min(wait_s, CONNECT_TIMEOUT_S)) as session:
+        session.settle(settle_s, wait_s)
+        return session.view
 
 
 def send_command(
     broker: BrokerSettings, fleet: str, device: str, command: Command, *, timeout_s: float = 30.0
 ) -> Ack:
     """Publish `command` to `device` and return its ack; FleetLinkError when none comes."""
-    answered = threading.Event()
-    acks: list[Ack] = []
-    problems: list[str] = []
-
-    def on_message(client: Any, userdata: Any, message: Any) -> None:
-        try:
-            ack = decode_ack(bytes(message.payload), message.topic)
-        except DocumentError as exc:
-            problems.append(str(exc))
-            return
-        if ack.command_id == command.command_id:
-            acks.append(ack)
-            answered.set()
-
-    connection = Connection(broker, min(timeout_s, CONNECT_TIMEOUT_S), on_message)
-    try:
-        client = connection.client
-        client.subscribe(topics.topic(fleet, device, topics.ACK), qos=1)
-        if not connection.subscribed.wait(timeout_s):
-            raise FleetLinkError(f"{broker}: the broker did not confirm the ack subscription")
-        info = client.publish(topics.topic(fleet, device, topics.COMMAND), command.to_json(), qos=1)
-        info.wait_for_publish(timeout_s)
-        if not answered.wait(timeout_s):
-            detail = f" (unreadable acks: {'; '.join(problems)})" if problems else ""
-            raise FleetLinkError(
-                f"{device}: no ack for command {command.command_id} within {timeout_s:g} s{detail}",
-                hint="is its link online? `trt-edge fleet status` shows; the command stays "
-                "queued at the broker for the device's next connection",
-            )
-    finally:
-        connection.close()
-    return acks[0]
+    with fleet_session(broker, fleet, min(timeout_s, CONNECT_TIMEOUT_S)) as session:
+        session.send(device, command)
+        if session.wait_for(lambda: command.command_id in session.acks, timeout_s):
+            return session.acks[command.command_id]
+        problems = session.view.device(device).problems
+    detail = f" (unreadable reports: {'; '.join(problems)})" if problems else ""
+    raise FleetLinkError(
+        f"{device}: no ack for command {command.command_id} within {timeout_s:g} s{detail}",
+        hint="is its link online? `trt-edge fleet status` shows; the command stays "
+        "queued at the broker for the device's next connection",
+    )

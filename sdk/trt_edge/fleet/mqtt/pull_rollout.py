@@ -28,7 +28,7 @@ from trt_edge_runner.link.documents import Action, Command
 from trt_edge_runner.link.state import now
 
 from trt_edge.fleet.halt import Tally, halt_after_wave
-from trt_edge.fleet.mqtt.fleet_session import FleetSession
+from trt_edge.fleet.mqtt.operator_client import FleetSession
 from trt_edge.fleet.plan import WaveSpec
 from trt_edge.fleet.report import DeviceResult, RolloutReport
 from trt_edge.fleet.schedule import cumulative_targets
