@@ -13,6 +13,7 @@ the function, so a device without it still starts every other command.
 from __future__ import annotations
 
 import argparse
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,6 +104,14 @@ def broker_settings(args: argparse.Namespace) -> BrokerSettings:
     )
 
 
+def _without_nagle(client: object, userdata: object, sock: object) -> None:
+    """Send each packet at once: a command, its ack and the state that follows are small and
+    answer each other, and Nagle's algorithm against the peer's delayed ACK held each for
+    about 40 ms (bench_mqtt.py: 88 ms a round trip before, on loopback)."""
+    if isinstance(sock, socket.socket):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
 def connect_client(
     settings: BrokerSettings,
     client_id: str,
@@ -146,6 +155,7 @@ def connect_client(
     client.reconnect_delay_set(1, settings.max_backoff_s)
     if callbacks is not None:
         callbacks(client)
+    client.on_socket_open = _without_nagle
     client.connect_async(settings.host, settings.port, keepalive=KEEPALIVE_S)
     client.loop_start()
     return client

@@ -102,6 +102,9 @@ def config_text(plan: BrokerPlan, tls: TlsFiles, password_file: Path, acl_file: 
         f"password_file {password_file}",
         f"acl_file {acl_file}",
         "persistence false",
+        # Commands and acks are small and answer each other: Nagle's algorithm against the
+        # peer's delayed ACK would hold each for tens of milliseconds (bench_mqtt.py).
+        "set_tcp_nodelay true",
         f"listener {plan.port} {plan.bind}",
         f"cafile {tls.ca_cert}",
         f"certfile {tls.server_cert}",
