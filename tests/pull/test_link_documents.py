@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,3 +103,37 @@ def test_broker_flags_that_cannot_be_used_are_refused_naming_the_flag(
 def test_a_broker_without_a_port_gets_mqtts_port() -> None:
     settings = broker_settings(parse_broker_flags("--broker", "broker.lab"))
     assert (settings.host, settings.port) == ("broker.lab", 8883)
+
+
+WITHOUT_PAHO = (
+    "import sys; sys.modules['paho'] = None; from trt_edge_runner.device_cli import main; "
+)
+
+
+def test_a_device_without_the_mqtt_extra_starts_every_command_and_says_what_to_install(
+    tmp_path: Path,
+) -> None:
+    # `sys.modules['paho'] = None` makes every import of paho fail, as on a device without it.
+    helped = subprocess.run(
+        [sys.executable, "-c", WITHOUT_PAHO + "sys.exit(main(['--help']))"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert helped.returncode == 0 and "mqtt" in helped.stdout, helped.stderr
+    linked = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            WITHOUT_PAHO
+            + "sys.exit(main(['mqtt', '--broker', 'b', '--fleet', 'f', '--device', 'd', "
+            f"'--root', {str(tmp_path)!r}]))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert linked.returncode == 2
+    assert "trt-edge-runner[mqtt]" in linked.stderr and "Traceback" not in linked.stderr

@@ -63,7 +63,6 @@ def _callbacks(client: Any, settings: LinkSettings, inbox: _Inbox) -> None:
         if reason.is_failure:
             LOG.warning("broker refused the connection: %s (retrying)", reason)
             return
-        LOG.info("connected; taking commands on %s", command_topic)
         client.subscribe(command_topic, qos=1)
         client.publish(online_topic, presence_json(True), qos=1, retain=True)
         inbox.connected.set()
@@ -94,6 +93,7 @@ def run_link(
     state_topic = topics.topic(settings.fleet, settings.device, topics.STATE)
     ack_topic = topics.topic(settings.fleet, settings.device, topics.ACK)
     online_topic = topics.topic(settings.fleet, settings.device, topics.ONLINE)
+    command_topic = topics.topic(settings.fleet, settings.device, topics.COMMAND)
     store = DeviceStore(settings.root)
     inbox = _Inbox()
     client = connect_client(
@@ -130,12 +130,18 @@ def run_link(
                 checked_version = state.version
                 health = health_check() if state.version is not None else None
                 state = gather_state(settings.device, store, health, scraped)
-            if inbox.reconnected.is_set():
+            just_connected = inbox.reconnected.is_set()
+            if just_connected:
                 inbox.reconnected.clear()
                 force = True
             if inbox.connected.is_set() and (force or due or not state.same_facts(published)):
-                client.publish(state_topic, state.to_json(), qos=1, retain=True)
+                sent = client.publish(state_topic, state.to_json(), qos=1, retain=True)
                 published, last_publish = state, time.monotonic()
+                if just_connected:
+                    # Said once the broker holds the presence and the state (published in
+                    # this order on one connection): what a watcher of this log may rely on.
+                    sent.wait_for_publish(timeout=settings.every_s)
+                    LOG.info("connected; taking commands on %s", command_topic)
     finally:
         if inbox.connected.is_set():
             client.publish(online_topic, presence_json(False), qos=1, retain=True).wait_for_publish(
