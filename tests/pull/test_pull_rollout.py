@@ -64,6 +64,7 @@ def test_a_healthy_rollout_updates_every_wave(
         ("p2", "updated", 2),
     ], (report.to_json(), installs)
     assert report.waves == [["p1"], ["p2"]] and not report.halted
+    assert report.name == "tiny"
     for device in devices.values():
         assert device.status()["version"] == "2.0.0"
 

@@ -194,4 +194,10 @@ def run_pull_rollout(
             for d in later
         )
         break
+    names = {
+        entry.state.name
+        for entry in session.view.devices.values()
+        if entry.state and entry.state.version == plan.target.version and entry.state.name
+    }
+    report.name = ", ".join(sorted(names))  # what the devices that took it say it is
     return report
