@@ -6,6 +6,6 @@ rollout commands (update, hold, resume, rollback), answering each with an ack. W
 told lands in `ROOT/desired.json`, which the follower reads on every poll; a rollback runs
 the agent's own rollback. `documents.py` holds the documents that cross the broker (each
 with its schema and decode function), `desired.py` the desired document, `topics.py` the
-topic names, `commands.py` what each command does, `state.py` how the state is gathered,
-`session.py` the MQTT client loop.
+topic names, `actions.py` what each command does, `state.py` how the state is gathered,
+`broker.py` how to reach the broker, `session.py` the MQTT client loop.
 """
