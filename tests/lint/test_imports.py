@@ -42,6 +42,9 @@ HEAVY = frozenset(
         "uvicorn",
         "starlette",
         "ansible_runner",
+        # The MQTT client: an optional extra of the device package (`trt-edge-runner[mqtt]`),
+        # so every other device command must start without it.
+        "paho",
     }
 )
 
