@@ -42,6 +42,10 @@ HEAVY = frozenset(
         "uvicorn",
         "starlette",
         "ansible_runner",
+        # The registry client (`trt-edge-runner[follow]`, an optional extra on devices) and
+        # the HTTP stack under it: only `follow`, `publish` and `promote` load them.
+        "oras",
+        "requests",
     }
 )
 
