@@ -6,18 +6,25 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from trt_edge.signing import sign_bundle
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG, canonical_json, file_sha256
 
 
 def variant(
-    source: Path, dest: Path, version: str, key: Path, files: Mapping[str, bytes] | None = None
+    source: Path,
+    dest: Path,
+    version: str,
+    key: Path,
+    files: Mapping[str, bytes] | None = None,
+    edit: Callable[[dict[str, Any]], None] | None = None,
 ) -> Path:
     """`source` copied to `dest` as `version`, with `files` (path -> bytes) written or replaced
-    and listed in bundle.json, then signed with `key`."""
+    and listed in bundle.json, and bundle.json changed by `edit` (a runtime policy, say), then
+    signed with `key`."""
     shutil.copytree(source, dest)
     (dest / BUNDLE_SIG).unlink(missing_ok=True)
     doc = json.loads((dest / BUNDLE_JSON).read_bytes())
@@ -27,6 +34,8 @@ def variant(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         doc["files"][rel] = {"sha256": file_sha256(path), "size": len(data)}
+    if edit is not None:
+        edit(doc)
     (dest / BUNDLE_JSON).write_bytes(canonical_json(doc))
     sign_bundle(dest, key)
     return dest
