@@ -14,15 +14,27 @@ from tests.helpers.fixtures_bundles import Bundles
 from tests.helpers.registry import OciRegistry, registry_binary, registry_required, running_registry
 
 
-@pytest.fixture(scope="session")
-def oci_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OciRegistry]:
+def _binary() -> str:
     binary = registry_binary()
     if binary is None:
         reason = "docker-registry is not installed (.ci/sysdeps installs it)"
         if registry_required():
             pytest.fail(f"CI: {reason}", pytrace=False)
         pytest.skip(reason)
-    with running_registry(binary, tmp_path_factory.mktemp("oci-registry")) as registry:
+    return binary
+
+
+@pytest.fixture(scope="session")
+def oci_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OciRegistry]:
+    with running_registry(_binary(), tmp_path_factory.mktemp("oci-registry")) as registry:
+        yield registry
+
+
+@pytest.fixture(scope="session")
+def secure_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OciRegistry]:
+    """TLS (a self-signed certificate for 127.0.0.1) and basic auth (htpasswd)."""
+    workdir = tmp_path_factory.mktemp("oci-registry-tls")
+    with running_registry(_binary(), workdir, secure=True) as registry:
         yield registry
 
 

@@ -67,12 +67,14 @@ class RegistryClient:
 
     def __init__(self, reference: Reference, access: Access) -> None:
         self.reference = reference
-        plain = access.plain_http or reference.is_loopback()
+        # Loopback may speak plain http (a registry on the device or the build host), unless
+        # a CA file says it speaks TLS; anything else needs --plain-http on purpose.
+        plain = access.plain_http or (reference.is_loopback() and access.ca_file is None)
         if access.ca_file is not None and not access.ca_file.is_file():
             raise RegistryAccessError(
                 "no such CA file", where=Where(access.ca_file, option="--ca-file")
             )
-        if plain and access.ca_file is not None:
+        if access.plain_http and access.ca_file is not None:
             raise RegistryAccessError(
                 f"{reference.registry}: plain http with a CA file; drop one of them",
                 where=Where(option="--ca-file"),
@@ -93,13 +95,47 @@ class RegistryClient:
         # device's follower for good. Every request of this session gets one.
         session = self._oras.session
         session.request = functools.partial(session.request, timeout=TIMEOUT_S)
+        self._verify = verify
+        self._basic: tuple[str, str] | None = None
         if access.credentials is not None:
             creds = read_credentials(access.credentials)
             if "token" in creds:
                 self._oras.auth.set_token_auth(creds["token"])
             else:
-                self._oras.auth.set_basic_auth(creds["username"], creds["password"])
+                self._basic = (creds["username"], creds["password"])
+                self._oras.auth.set_basic_auth(*self._basic)
+        self._auth_chosen = False
         self._container = self._oras.get_container(str(reference))
+
+    def _choose_auth(self) -> None:
+        """Pick ORAS's auth backend, once, from the API check `GET /v2/`: a registry with basic
+        auth (distribution's htpasswd) answers it with a `Basic` challenge, a token registry
+        (Harbor, Docker Hub, cloud registries) with `Bearer`, which ORAS's default backend
+        answers by trading the credentials (or nothing: an anonymous token) for a token. A
+        `Basic` challenge without credentials is refused here, saying what to pass."""
+        if self._auth_chosen:
+            return
+        self._auth_chosen = True
+        import oras.auth
+
+        try:
+            response = self._oras.session.get(f"{self._root()}/v2/", verify=self._verify)
+        except self._failures:
+            return  # the request that follows reports the registry as unreachable
+        challenge = response.headers.get("WWW-Authenticate", "")
+        if response.status_code != 401 or not challenge.lower().startswith("basic"):
+            return
+        if self._basic is None:
+            raise RegistryError(
+                f"{self.reference.registry}: the registry wants credentials (HTTP 401, basic "
+                "auth) and none were given",
+                hint='pass --credentials FILE (JSON: {"username": …, "password": …})',
+            )
+        backend = oras.auth.get_auth_backend(
+            "basic", self._oras.session, self.scheme == "http", tls_verify=self._verify
+        )
+        backend.set_basic_auth(*self._basic)
+        self._oras.auth = backend
 
     # ---- reading -----------------------------------------------------------------------
     def manifest(self, tag: str) -> tuple[dict[str, Any], str]:
@@ -146,6 +182,7 @@ class RegistryClient:
             response.close()
 
     def tags(self) -> list[str]:
+        self._choose_auth()
         try:
             return list(self._oras.get_tags(self._container))
         except self._failures as exc:
@@ -154,6 +191,7 @@ class RegistryClient:
     # ---- writing (the host's `trt-edge publish`/`promote`) ------------------------------
     def push_blob(self, path: Path, descriptor: dict[str, Any]) -> None:
         """Upload `path` as the blob `descriptor` names, unless the registry has it."""
+        self._choose_auth()
         try:
             response = self._oras.upload_blob(str(path), self._container, descriptor)
         except self._failures as exc:
@@ -161,6 +199,7 @@ class RegistryClient:
         self._check(response, f"upload of {path.name}")
 
     def has_blob(self, descriptor: dict[str, Any]) -> bool:
+        self._choose_auth()
         try:
             return bool(self._oras.blob_exists(descriptor, self._container))
         except self._failures as exc:
@@ -177,8 +216,11 @@ class RegistryClient:
         return "sha256:" + hashlib.sha256(manifest).hexdigest()
 
     # ---- plumbing ----------------------------------------------------------------------
+    def _root(self) -> str:
+        return f"{self.scheme}://{self.reference.registry}"
+
     def _base(self) -> str:
-        return f"{self.scheme}://{self.reference.registry}/v2/{self.reference.repository}"
+        return f"{self._root()}/v2/{self.reference.repository}"
 
     def _request(
         self,
@@ -192,6 +234,7 @@ class RegistryClient:
         # `do_request` without ORAS's retry decorator (it sleeps up to 83 s between five
         # tries): the follower retries a failed poll itself, with its own backoff.
         unretried = type(self._oras).do_request.__wrapped__
+        self._choose_auth()
         try:
             response: requests.Response = unretried(
                 self._oras, url, method, headers=dict(headers), stream=stream, data=data
