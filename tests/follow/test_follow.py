@@ -8,6 +8,7 @@ Everything goes through the real command lines (`trt-edge publish/promote`,
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import random
@@ -202,3 +203,46 @@ def test_an_offline_device_catches_up_to_the_channel_in_one_step(
     history = json.loads((device.root / "state.json").read_bytes())["history"]
     assert [e["version"] for e in history if e["action"] == "install"] == ["1.0.0", "3.0.0"]
     assert doc["bytes_fetched"] == doc_bytes(v3)
+
+
+def test_the_loop_installs_then_finds_the_channel_up_to_date(
+    oci_registry: OciRegistry, agent_bundles: Bundles, device: Device, repo: str
+) -> None:
+    publish(bundle_dir(agent_bundles.v1), oci_registry.ref(repo, "1.0.0"), "stable")
+    result = device.run(
+        "follow", oci_registry.ref(repo, "stable"), "--max-polls", "2", "--interval-s", "1",
+        "--smoke-runs", "1",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith(("installed", "up_to"))]
+    assert [line.split(":")[0] for line in lines[:2]] == ["installed", "up_to_date"]
+    assert device.status()["version"] == "1.0.0"
+
+
+def test_a_refusal_is_remembered_until_the_tag_moves(
+    oci_registry: OciRegistry, agent_bundles: Bundles, device: Device, repo: str
+) -> None:
+    publish(bundle_dir(agent_bundles.v2), oci_registry.ref(repo, "2.0.0"), "stable")
+    followed(device, oci_registry.ref(repo, "stable"))
+    publish(bundle_dir(agent_bundles.v1), oci_registry.ref(repo, "1.0.0"), "stable")
+    first = follow_once(device, oci_registry.ref(repo, "stable"))
+    again = follow_once(device, oci_registry.ref(repo, "stable"))
+    assert first.returncode == again.returncode == 1
+    error = json.loads(again.stdout)
+    assert "refused before, and the tag has not moved" in error["error"]
+    assert "state.json" in error["hint"]
+    state = json.loads((device.root / "follow/state.json").read_bytes())
+    assert state["bytes_fetched"] == 0  # nothing fetched again
+    assert state["detail"] == json.loads(first.stdout)["error"]  # the first reason, kept
+
+
+def test_a_second_follower_on_the_device_is_refused(
+    oci_registry: OciRegistry, device: Device, repo: str
+) -> None:
+    lock = device.root / "follow/follow.lock"
+    lock.parent.mkdir(parents=True)
+    with lock.open("w") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        result = follow_once(device, oci_registry.ref(repo, "stable"))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "another follower is polling" in json.loads(result.stdout)["error"]

@@ -17,10 +17,13 @@ failure waits `interval_s * 2**failures` (capped at `max_backoff_s`, jittered to
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +54,14 @@ FOLLOW_DIR = "follow"
 Install = Callable[[Path], InstallResult]
 
 
+class StillRefused(InstallRefused):
+    """The channel still points at a manifest this device refused; `original` is why."""
+
+    def __init__(self, original: str, message: str, *, hint: str) -> None:
+        super().__init__(message, hint=hint)
+        self.original = original
+
+
 @dataclass(frozen=True)
 class Follower:
     """A device following one channel: its registry, agent root, trust anchors and install."""
@@ -72,7 +83,30 @@ class Follower:
 
     def poll(self, say: Callable[[str], None] = lambda _m: None) -> FollowerState:
         """One poll; the follower state it recorded. Refusals and failures are recorded, then
-        raised (the loop catches them; `--once` reports them)."""
+        raised (the loop catches them; `--once` reports them). One follower at a time: a
+        second one (the unit, and `--once` by hand) is refused rather than writing the same
+        partial files."""
+        with self._alone():
+            return self._poll(say)
+
+    @contextmanager
+    def _alone(self) -> Iterator[None]:
+        lock = self.agent.root / FOLLOW_DIR / "follow.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise AgentError(
+                    f"{lock}: another follower is polling on this device",
+                    hint="stop it first (systemctl stop trt-edge-follow), or wait for it",
+                ) from None
+            yield
+        finally:
+            os.close(fd)
+
+    def _poll(self, say: Callable[[str], None]) -> FollowerState:
         before = load_follower_state(self.state_path)
         counters = FetchCounters()
         digest: str | None = None
@@ -80,7 +114,8 @@ class Follower:
             doc, digest = self.client.manifest(self.client.reference.tag)
             outcome, detail = self._update(doc, digest, before, counters, say)
         except (InstallRefused, ArtifactError) as exc:
-            self._record(before, "refused", str(exc), counters, digest)
+            detail = exc.original if isinstance(exc, StillRefused) else str(exc)
+            self._record(before, "refused", detail, counters, digest)
             raise InstallRefused(str(exc), hint=getattr(exc, "hint", None)) from None
         except TrtEdgeError as exc:
             self._record(before, "error", str(exc), counters, digest)
@@ -102,8 +137,11 @@ class Follower:
         if active is not None and active.bundle_sha256 == config.hex:
             return "up_to_date", f"{active.name} {active.version} is installed and active"
         if before is not None and before.refused_digest == digest:
-            raise InstallRefused(
-                f"{where}: refused before, and the tag has not moved: {before.detail}"
+            raise StillRefused(
+                before.detail,
+                f"{where}: refused before, and the tag has not moved: {before.detail}",
+                hint=f"move the tag to a bundle this device accepts, or delete {self.state_path} "
+                "to try this one again (after adding a key, say)",
             )
         store = self.blobs
         document = store.fetch(config, self.client.blob, counters).read_bytes()
