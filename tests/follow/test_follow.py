@@ -9,6 +9,7 @@ Everything goes through the real command lines (`trt-edge publish/promote`,
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import random
@@ -246,3 +247,19 @@ def test_a_second_follower_on_the_device_is_refused(
         result = follow_once(device, oci_registry.ref(repo, "stable"))
     assert result.returncode == 1, result.stdout + result.stderr
     assert "another follower is polling" in json.loads(result.stdout)["error"]
+
+
+def test_the_blob_store_keeps_only_what_the_two_slots_hold(
+    oci_registry: OciRegistry, agent_bundles: Bundles, device: Device, repo: str, tmp_path: Path
+) -> None:
+    v1, v2 = bundle_dir(agent_bundles.v1), bundle_dir(agent_bundles.v2)
+    v3 = variant(v2, tmp_path / "v3", "3.0.0", agent_bundles.key)
+    for bundle, version in ((v1, "1.0.0"), (v2, "2.0.0"), (v3, "3.0.0")):
+        publish(bundle, oci_registry.ref(repo, version), "stable")
+        followed(device, oci_registry.ref(repo, "stable"))
+    stored = {p.name for p in (device.root / "follow/blobs/sha256").iterdir()}
+    v1_doc = hashlib.sha256((v1 / "bundle.json").read_bytes()).hexdigest()
+    kept = {hashlib.sha256((b / "bundle.json").read_bytes()).hexdigest() for b in (v2, v3)}
+    model = json.loads((v3 / "bundle.json").read_bytes())["files"]["model.pte"]["sha256"]
+    assert v1_doc not in stored  # slot of 1.0.0 was overwritten by 3.0.0
+    assert kept | {model} <= stored

@@ -7,6 +7,8 @@ from __future__ import annotations
 import random
 import shutil
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -143,3 +145,22 @@ def test_an_assembled_directory_installs_by_hard_links(
     assert result.version == "1.0.0"
     installed = store.slot_dir(result.slot) / "model.pte"
     assert installed.stat().st_ino == (bundle / "model.pte").stat().st_ino
+
+
+def test_the_device_cli_loads_no_registry_client_until_follow_runs() -> None:
+    """A device with only `trt-edge-runner[agent]` runs every other command: `--help` (which
+    imports every command module, `follow` too) loads neither ORAS nor requests."""
+    code = (
+        "import sys, contextlib, io\n"
+        "from trt_edge_runner.device_cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        "        main(['--help'])\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('oras', 'requests')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
