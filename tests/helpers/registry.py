@@ -51,9 +51,8 @@ USER, PASSWORD = "fleet", "correct horse battery staple"
 
 
 def registry_binary() -> str | None:
-    return shutil.which(BINARY) or next(
-        (p for p in ("/usr/bin/docker-registry",) if os.access(p, os.X_OK)), None
-    )
+    """Debian installs it as /usr/bin/docker-registry; PATH first, for other layouts."""
+    return shutil.which(BINARY) or shutil.which(BINARY, path="/usr/bin:/usr/sbin")
 
 
 def registry_required() -> bool:
