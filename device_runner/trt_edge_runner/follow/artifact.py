@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trt_edge_runner.bundle_format import BundleManifest
+from trt_edge_runner.bundle_integrity import MAX_DOCUMENT_BYTES
 
 ARTIFACT_TYPE = "application/vnd.trt-edge.bundle.v1"
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
@@ -84,7 +85,9 @@ def image_manifest(manifest: BundleManifest, document: Blob, signature: Blob) ->
 
 
 def documents_of(doc: Mapping[str, Any], where: str) -> tuple[Blob, Blob]:
-    """The `bundle.json` and `bundle.sig` blobs a registry manifest names, or ArtifactError."""
+    """The `bundle.json` and `bundle.sig` blobs a registry manifest names, or ArtifactError
+    (also for a document claiming more than `MAX_DOCUMENT_BYTES`, the cap `install` holds
+    them to: they are fetched before anything else is checked)."""
     if doc.get("artifactType") != ARTIFACT_TYPE:
         raise ArtifactError(
             f"{where}: not a trt-edge bundle (artifactType {doc.get('artifactType')!r}, "
@@ -113,4 +116,8 @@ def _blob(desc: Mapping[str, Any], path: str, where: str) -> Blob:
         raise ArtifactError(f"{where}: {path}: digest {digest!r} is not sha256:<64 hex>")
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
         raise ArtifactError(f"{where}: {path}: size {size!r} is not a byte count")
+    if size > MAX_DOCUMENT_BYTES:  # fetched before the disk budget is known: kept small
+        raise ArtifactError(
+            f"{where}: {path}: {size} bytes, more than a bundle's {MAX_DOCUMENT_BYTES}"
+        )
     return Blob(digest, size, path)

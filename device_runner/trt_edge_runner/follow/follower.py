@@ -162,6 +162,11 @@ class Follower:
         )
         try:
             result = self.install(bundle)
+        except InstallRefused:
+            # Remembered as refused: not fetched again until the tag moves, so its blobs
+            # would only hold the disk budget.
+            store.prune(self._installed_blobs())
+            raise
         finally:
             store.drop_bundle(config.hex)
         store.prune(self._installed_blobs())
