@@ -1,41 +1,16 @@
-"""Fixtures of the publish/follow tests: one real OCI registry per test session (per xdist
-worker), a device agent in a temporary directory, and the signed tiny bundles."""
+"""Fixtures of the publish/follow tests: a device agent in a temporary directory, driven
+through its CLI. The registries are the session plugin's (`tests/helpers/fixtures_registry.py`)
+and the signed tiny bundles `agent_bundles` (`tests/helpers/fixtures_bundles.py`)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.agent.device import Device
 from tests.helpers.fixtures_bundles import Bundles
-from tests.helpers.registry import OciRegistry, registry_binary, registry_required, running_registry
-
-
-def _binary() -> str:
-    binary = registry_binary()
-    if binary is None:
-        reason = "docker-registry is not installed (.ci/sysdeps installs it)"
-        if registry_required():
-            pytest.fail(f"CI: {reason}", pytrace=False)
-        pytest.skip(reason)
-    return binary
-
-
-@pytest.fixture(scope="session")
-def oci_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OciRegistry]:
-    with running_registry(_binary(), tmp_path_factory.mktemp("oci-registry")) as registry:
-        yield registry
-
-
-@pytest.fixture(scope="session")
-def secure_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OciRegistry]:
-    """TLS (a self-signed certificate for 127.0.0.1) and basic auth (htpasswd)."""
-    workdir = tmp_path_factory.mktemp("oci-registry-tls")
-    with running_registry(_binary(), workdir, secure=True) as registry:
-        yield registry
 
 
 @pytest.fixture
