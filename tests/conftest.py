@@ -6,6 +6,7 @@ pytest_plugins = [
     "tests.helpers.fixtures_bundles",
     "tests.helpers.fixtures_device_tarball",
     "tests.helpers.fixtures_docker",
+    "tests.helpers.fixtures_registry",
     "tests.helpers.fixtures_runner",
     "tests.helpers.summary_device_tarball",
 ]

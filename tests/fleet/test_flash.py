@@ -85,6 +85,12 @@ def test_dry_run_stages_runner_bundle_keys_and_service(
     serve_wants = rootfs / "etc/systemd/system/multi-user.target.wants/trt-edge-serve.service"
     assert os.readlink(serve_wants) == "../trt-edge-serve.service"
     assert os.access(rootfs / "usr/local/bin/trt-edge-device", os.X_OK)
+    follow_unit = rootfs / "etc/systemd/system/trt-edge-follow.service"
+    assert "trt-edge-device follow $TRT_EDGE_FOLLOW" in follow_unit.read_text()
+    assert not (
+        rootfs / "etc/systemd/system/multi-user.target.wants/trt-edge-follow.service"
+    ).exists()
+    assert not (rootfs / "etc/trt-edge/follow.env").exists()
     assert "l4t_initrd_flash.sh" in out and "jetson-orin-nano-devkit internal" in out
 
     # The staged agent copy works on its own: it reads the staged state.
@@ -275,3 +281,24 @@ def test_bundle_directory_errors_name_the_directory_and_leave_no_temp(
     not_a_bundle.mkdir()
     assert flash(bsp, not_a_bundle, pub, "--dry-run") == 2
     assert f"{not_a_bundle}: not a bundle" in capsys.readouterr().err
+
+
+def test_follow_enables_the_follower_unit_on_that_channel(
+    flash: Flash, bsp: Path, agent_bundles: Bundles
+) -> None:
+    pub = agent_bundles.keys / "publisher.pub"
+    ref = "registry.example:5000/fleet/tiny:stable"
+    assert flash(bsp, agent_bundles.orin, pub, "--dry-run", "--follow", ref) == 0
+    rootfs = bsp / "rootfs"
+    link = rootfs / "etc/systemd/system/multi-user.target.wants/trt-edge-follow.service"
+    assert os.readlink(link) == "../trt-edge-follow.service"
+    assert f"TRT_EDGE_FOLLOW={ref}\n" in (rootfs / "etc/trt-edge/follow.env").read_text()
+
+
+def test_a_malformed_follow_reference_is_bad_input_before_staging(
+    flash: Flash, bsp: Path, agent_bundles: Bundles, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pub = agent_bundles.keys / "publisher.pub"
+    assert flash(bsp, agent_bundles.orin, pub, "--dry-run", "--follow", "no-tag/here") == 2
+    assert "REGISTRY/REPO:CHANNEL" in capsys.readouterr().err
+    assert not (bsp / "rootfs/var/lib/trt-edge").exists()

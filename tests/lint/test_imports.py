@@ -45,6 +45,10 @@ HEAVY = frozenset(
         # The MQTT client: an optional extra of the device package (`trt-edge-runner[mqtt]`),
         # so every other device command must start without it.
         "paho",
+        # The registry client (`trt-edge-runner[follow]`, an optional extra on devices) and
+        # the HTTP stack under it: only `follow`, `publish` and `promote` load them.
+        "oras",
+        "requests",
     }
 )
 

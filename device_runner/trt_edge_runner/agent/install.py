@@ -32,13 +32,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
+from trt_edge_runner.agent.bundle_directory import BundleDirectory, BundleSource
 from trt_edge_runner.agent.config import DEFAULT_LATENCY_RUNS
 from trt_edge_runner.agent.errors import AgentError, InstallRefused, NothingInstalled
 from trt_edge_runner.agent.facts import fingerprint_mismatches
 from trt_edge_runner.agent.memory_check import MemoryCheck
 from trt_edge_runner.agent.smoke import PhaseEngine, PhaseTiming, run_every_phase
 from trt_edge_runner.agent.store import AgentState, DeviceStore, Event, Floor, SlotInfo
-from trt_edge_runner.agent.tarball import BundleTar, open_bundle_tar
+from trt_edge_runner.agent.tarball import open_bundle_tar
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG, BundleManifest
 from trt_edge_runner.bundle_integrity import BundleProblemsError, refuse, verify_directory
 from trt_edge_runner.errors import RunnerError
@@ -190,7 +191,7 @@ class _Install(_Transaction):
     memory: MemoryCheck | None
     say: Callable[[str], None]
     open_files: ExitStack  # holds the bundle tar open from "verified" until "extracted"
-    bundle_tar: BundleTar | None = None  # "verified" .. "extracted"
+    bundle_tar: BundleSource | None = None  # "verified" .. "extracted"
     document: bytes = b""  # "verified": bundle.json's bytes
     signature: DetachedSignature | None = None  # "verified"
     manifest: BundleManifest | None = None  # "verified"
@@ -206,8 +207,14 @@ class _Install(_Transaction):
 
 
 def _verify(tx: _Install) -> None:
-    """Check `bundle.json`'s signature while it is still inside the tar (nothing extracted)."""
-    tx.bundle_tar = bundle_tar = tx.open_files.enter_context(open_bundle_tar(tx.tar_path))
+    """Check `bundle.json`'s signature while it is still inside the tar or the assembled
+    directory (nothing extracted)."""
+    bundle_tar: BundleSource
+    if tx.tar_path.is_dir():  # assembled by the follower from its blob store
+        bundle_tar = BundleDirectory(tx.tar_path)
+    else:
+        bundle_tar = tx.open_files.enter_context(open_bundle_tar(tx.tar_path))
+    tx.bundle_tar = bundle_tar
     document = bundle_tar.read_document(BUNDLE_JSON)
     sig_bytes = bundle_tar.read_document(BUNDLE_SIG)
     source = f"{tx.tar_path}:{BUNDLE_JSON}"
@@ -383,6 +390,9 @@ def install_bundle(
     memory: MemoryCheck | None = None,
 ) -> InstallResult:
     """Install `tar_path` into the inactive slot and make it active, or raise InstallRefused.
+
+    `tar_path` is a bundle `.tar`, or a bundle directory (what `trt-edge-device follow`
+    assembles from its blob store): both go through every step below alike.
 
     The smoke run executes every phase with `engine` (the C++ runner as a child process,
     normally): a phase that fails, a runner refusal, and a runner that dies of a signal

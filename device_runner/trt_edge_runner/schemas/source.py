@@ -944,6 +944,46 @@ FLEET_STATUS = document(
     ),
 )
 
+# The follower's own record (`ROOT/follow/state.json`, follow/follower_state.py): what the
+# last poll of a channel found and did, read back by the next poll and by operators.
+FOLLOWER_STATE_VERSION = 1
+FOLLOWER_STATE = document(
+    "follower-state",
+    "trt-edge-device follow: ROOT/follow/state.json",
+    obj(
+        {
+            "schema": const(FOLLOWER_STATE_VERSION),
+            "reference": string(minLength=1),
+            "checked_at": string(),
+            "outcome": enum("installed", "up_to_date", "refused", "error"),
+            "detail": string(),
+            "failures": NON_NEGATIVE,
+            "bytes_fetched": NON_NEGATIVE,
+            "bytes_fetched_total": NON_NEGATIVE,
+            "blobs_fetched": NON_NEGATIVE,
+            "blobs_reused": NON_NEGATIVE,
+        },
+        {
+            "manifest_digest": nullable(string()),
+            "installed_digest": nullable(string()),
+            "refused_digest": nullable(string()),
+        },
+    ),
+)
+
+# Registry credentials (`follow --credentials`, `publish --credentials`): basic auth or a
+# bearer token; a file the operator writes (mode 0600), never a command-line argument.
+REGISTRY_CREDENTIALS = document(
+    "registry-credentials",
+    "credentials for an OCI registry: {username, password} or {token}",
+    {
+        "anyOf": [
+            obj({"username": string(minLength=1), "password": string()}, closed=True),
+            obj({"token": string(minLength=1)}, closed=True),
+        ]
+    },
+)
+
 # name -> schema: the files `python -m trt_edge_runner.schemas --write` writes.
 SCHEMAS: dict[str, Schema] = {
     s["$id"].removeprefix(ID_BASE).removesuffix(".schema.json"): s
@@ -978,5 +1018,7 @@ SCHEMAS: dict[str, Schema] = {
         LINK_STATE,
         LINK_PRESENCE,
         FLEET_STATUS,
+        FOLLOWER_STATE,
+        REGISTRY_CREDENTIALS,
     )
 }

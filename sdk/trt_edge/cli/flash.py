@@ -2,8 +2,9 @@
 
 Stage the C++ runner (the aarch64 runner tarball), the device agent, BUNDLE
 (installed into slot A after its signature and target are checked), the trusted
-keys and a systemd unit into BSP/rootfs, then run NVIDIA's flash command for
-BOARD (with --dry-run: print it). The rootfs needs python3 and cryptography only.
+keys and the systemd units into BSP/rootfs (the follower's is enabled only with
+--follow REGISTRY/REPO:CHANNEL), then run NVIDIA's flash command for BOARD (with
+--dry-run: print it). The rootfs needs python3 and cryptography only.
 Flashing needs the Jetson in recovery mode on USB, root, and the BSP prepared
 with apply_binaries.sh.
 """
@@ -19,6 +20,7 @@ from typing import Any
 
 from trt_edge_runner.cli_shell import Command
 from trt_edge_runner.errors import Where
+from trt_edge_runner.follow.reference import Reference, parse_reference
 
 from trt_edge.containers.runner_tarball import tarball_path
 from trt_edge.flash.boards import board_target, flash_command
@@ -50,6 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the C++ runner tarball for the board's arch (default: "
         "dist/trt-edge-runner-<version>-linux-<arch>.tar.gz, from make device-aarch64)",
     )
+    parser.add_argument(
+        "--follow",
+        metavar="REGISTRY/REPO:CHANNEL",
+        default=None,
+        help="enable the follower's unit on this registry channel (default: staged, disabled)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="stage, print the flash command")
 
 
@@ -57,10 +65,11 @@ def run(args: argparse.Namespace) -> int:
     target = board_target(args.board)
     command = flash_command(target)
     runner = args.runner_tarball or tarball_path(target.arch, Path())
+    follow = parse_reference(args.follow, "REGISTRY/REPO:CHANNEL") if args.follow else None
     if args.bundle.is_dir():
-        result = _stage_directory(args.bsp, target, args.bundle, args.pubkey, runner)
+        result = _stage_directory(args.bsp, target, args.bundle, args.pubkey, runner, follow)
     else:
-        result = stage_rootfs(args.bsp, target, args.bundle, args.pubkey, runner)
+        result = stage_rootfs(args.bsp, target, args.bundle, args.pubkey, runner, follow=follow)
     print(f"staged {result.name} {result.version} for {target.id} into {result.rootfs}:")
     for item in result.written:
         print(f"  {item}")
@@ -84,7 +93,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _stage_directory(
-    bsp: Path, target: Any, bundle_dir: Path, pubkeys: list[Path], runner: Path
+    bsp: Path,
+    target: Any,
+    bundle_dir: Path,
+    pubkeys: list[Path],
+    runner: Path,
+    follow: Reference | None,
 ) -> Any:
     """Tar a bundle directory into a scratch dir (removed afterwards) and stage that tar.
 
@@ -95,7 +109,7 @@ def _stage_directory(
         tar_path = Path(scratch) / f"{bundle_dir.name}.tar"
         try:
             write_bundle_tar(bundle_dir, tar_path)
-            return stage_rootfs(bsp, target, tar_path, pubkeys, runner)
+            return stage_rootfs(bsp, target, tar_path, pubkeys, runner, follow=follow)
         except OSError as exc:  # not a bundle directory, or unreadable
             message = str(exc).replace(str(tar_path), str(bundle_dir))
             raise FlashError(f"--bundle: {message}") from None

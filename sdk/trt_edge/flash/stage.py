@@ -11,6 +11,9 @@
     rootfs/etc/systemd/system/trt-edge-serve.service  the service: `trt-edge-device serve` on the
                                                       active slot (OpenAI API, KServe v2, /metrics),
                                                       restarted by systemd; enabled the same way
+    rootfs/etc/systemd/system/trt-edge-follow.service `trt-edge-device follow` of a channel:
+                                                      staged always, enabled only with --follow
+                                                      (which writes rootfs/etc/trt-edge/follow.env)
 
 The bundle goes through the device agent's own install transaction (signature
 against the staged keys, fingerprint against the board's target, safe
@@ -37,6 +40,7 @@ from trt_edge_runner.agent.errors import AgentError
 from trt_edge_runner.agent.install import InstallResult, install_bundle
 from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.durable import write_atomic
+from trt_edge_runner.follow.reference import Reference
 from trt_edge_runner.signature import SignatureError, load_public_key
 
 from trt_edge.containers.errors import RunnerTarballInvalidError
@@ -48,6 +52,8 @@ from trt_edge.targets import Target
 
 SERVICE_NAME = "trt-edge-agent.service"
 SERVE_SERVICE_NAME = "trt-edge-serve.service"
+FOLLOW_SERVICE_NAME = "trt-edge-follow.service"
+FOLLOW_ENV = "etc/trt-edge/follow.env"
 
 RUNNER_DIR = "opt/trt-edge/runner"
 AGENT_DIR = "opt/trt-edge/agent"
@@ -87,6 +93,27 @@ ConditionPathExists=/var/lib/trt-edge
 ExecStart=/usr/local/bin/trt-edge-device serve
 Restart=always
 RestartSec=2
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+# The device following a registry channel (`trt-edge-device follow`, docs/fleet.md, "Fleets
+# behind NAT"): staged in every image, enabled only when `trt-edge flash --follow REF` named a
+# channel (it writes follow.env, without which the unit does not start). The loop polls with
+# jitter and backs off by itself; systemd restarts it only if it exits. TRT_EDGE_FOLLOW_OPTIONS
+# is where an operator adds --credentials/--ca-file. Needs trt-edge-runner[follow].
+FOLLOW_SERVICE = """[Unit]
+Description=trt-edge follower: install what a registry channel points at
+After=network-online.target trt-edge-agent.service
+Wants=network-online.target
+ConditionPathExists=/etc/trt-edge/follow.env
+
+[Service]
+EnvironmentFile=/etc/trt-edge/follow.env
+ExecStart=/usr/local/bin/trt-edge-device follow $TRT_EDGE_FOLLOW $TRT_EDGE_FOLLOW_OPTIONS
+Restart=on-failure
+RestartSec=60
 
 [Install]
 WantedBy=multi-user.target
@@ -146,7 +173,13 @@ def _runner_source() -> Path:
 
 
 def stage_rootfs(
-    bsp: Path, target: Target, bundle_tar: Path, pubkeys: list[Path], runner_tarball: Path
+    bsp: Path,
+    target: Target,
+    bundle_tar: Path,
+    pubkeys: list[Path],
+    runner_tarball: Path,
+    *,
+    follow: Reference | None = None,
 ) -> StageResult:
     """Write the runner, agent, keys, bundle (slot A) and the service into `bsp/rootfs`.
 
@@ -155,7 +188,8 @@ def stage_rootfs(
     signature and target are checked before anything in the rootfs changes, and a
     refused or failed install leaves the previous staging (if any) exactly as it
     was. Only then are the runner, agent, keys, launcher, the new agent directory
-    and the unit swapped in (`WRITES`, in order).
+    and the units swapped in (`WRITES`, in order). With `follow` the follower's unit is
+    enabled on that channel.
     """
     rootfs = rootfs_of(bsp)
     with _runner_tarball_refusals():
@@ -171,7 +205,7 @@ def stage_rootfs(
     try:
         result = _install_into_scratch(scratch, bundle_tar, keys, target)
         # Verified: from here on only renames and atomic writes into the rootfs.
-        staging = _Staging(rootfs, target, runner, keys, scratch, result)
+        staging = _Staging(rootfs, target, runner, keys, scratch, result, follow)
         written = [line for write in WRITES for line in write(staging)]
     except OSError as exc:
         raise FlashRefusedError(f"{rootfs}: staging failed: {exc}") from None
@@ -238,6 +272,7 @@ class _Staging:
     keys: dict[str, bytes]
     scratch: Path  # holds the installed device directory
     result: InstallResult
+    follow: Reference | None  # the channel the follower's unit is enabled on, if any
 
 
 def _write_runner(staging: _Staging) -> list[str]:
@@ -308,6 +343,19 @@ def _write_units(staging: _Staging) -> list[str]:
         if not link.is_symlink():
             os.symlink(f"../{name}", link)
         written.append(f"etc/systemd/system/{name} (enabled)")
+    write_atomic(unit_dir / FOLLOW_SERVICE_NAME, FOLLOW_SERVICE.encode())
+    follow_link = wants / FOLLOW_SERVICE_NAME
+    env = staging.rootfs / FOLLOW_ENV
+    if staging.follow is None:
+        follow_link.unlink(missing_ok=True)
+        env.unlink(missing_ok=True)
+        written.append(f"etc/systemd/system/{FOLLOW_SERVICE_NAME} (disabled: no --follow)")
+        return written
+    env.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(env, f"TRT_EDGE_FOLLOW={staging.follow}\nTRT_EDGE_FOLLOW_OPTIONS=\n".encode())
+    if not follow_link.is_symlink():
+        os.symlink(f"../{FOLLOW_SERVICE_NAME}", follow_link)
+    written += [FOLLOW_ENV, f"etc/systemd/system/{FOLLOW_SERVICE_NAME} (enabled: {staging.follow})"]
     return written
 
 
