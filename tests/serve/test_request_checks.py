@@ -41,6 +41,9 @@ from trt_edge_runner.serve.tensor_bytes import TensorDataError, pack, unpack
         ({"stream_options": []}, "stream_options"),
         ({"top_k": -1}, "top_k"),
         ({"repetition_penalty": 0}, "repetition_penalty"),
+        ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
+        ({"response_format": {"type": "json_object"}}, "response_format"),
+        ({"response_format": "json"}, "response_format"),
     ],
 )
 def test_an_out_of_range_or_mistyped_parameter_is_a_400_naming_it(
@@ -51,6 +54,10 @@ def test_an_out_of_range_or_mistyped_parameter_is_a_400_naming_it(
     assert caught.value.status == 400
     assert caught.value.field == field
     assert str(caught.value).startswith(f"{field}: ")
+
+
+def test_a_text_response_format_is_what_is_generated_anyway() -> None:
+    assert generation_params({"response_format": {"type": "text"}}).max_tokens is None
 
 
 def test_parameters_in_range_reach_the_engine_as_given() -> None:

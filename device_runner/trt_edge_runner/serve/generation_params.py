@@ -2,7 +2,8 @@
 
 Checked strictly, as the engine would be: a string is not a number, a bool is not an
 integer, a value out of range is refused, and a parameter this service cannot honour
-(`n` > 1, `logprobs`, `echo`, penalties other than 0) is refused by name rather than
+(`n` > 1, `logprobs`, `echo`, penalties other than 0, `tools`, a `response_format` other than
+text) is refused by name rather than
 silently ignored. `top_k` and `repetition_penalty` are accepted as extensions (as vLLM and
 llama.cpp's server accept them).
 """
@@ -121,6 +122,23 @@ def _unsupported(doc: dict[str, Any]) -> None:
         value = doc.get(name)
         if value not in (None, False, 0, {}, []) and not (name == "best_of" and value == 1):
             raise bad_field(name, "not supported by this service; omit it")
+    _response_format(doc)
+
+
+def _response_format(doc: dict[str, Any]) -> None:
+    """Only plain text is generated: a format the service would not enforce is refused, so a
+    client asking for JSON never gets unconstrained text it believes was constrained."""
+    value = doc.get("response_format")
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise bad_field("response_format", f"expected an object with a type, got {value!r}")
+    kind = value.get("type")
+    if kind != "text":
+        raise bad_field(
+            "response_format",
+            f'type {kind!r} is not supported by this service (only "text"); omit it',
+        )
 
 
 def generation_params(
