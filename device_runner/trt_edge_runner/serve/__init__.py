@@ -1,7 +1,8 @@
 """`trt-edge-device serve`: the device's long-lived service around one C++ engine per bundle.
 
 One module per job: `engine_client` (the `trt-edge-run serve` child over its JSON-lines
-pipe), `scheduler` (one request in the engine, a bounded queue before it, deadlines),
+pipe), `engine_events` (each engine line decoded once, against its schema, into a typed
+event), `scheduler` (one request in the engine, a bounded queue before it, deadlines),
 `supervisor` (start, smoke-run, restart with backoff), `loaded_model` (a bundle with its engine,
 scheduler and text), `openai_routes` and `kserve_routes` (the protocols clients speak),
 `metrics` (every Prometheus name in one place), `exposure` (who may connect), `hot_swap`

@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from trt_edge_runner.serve.api_errors import CANCELLED, OK, ApiError, bad_field
+from trt_edge_runner.serve.engine_events import Done, GenerateDone, Stop, Token
 from trt_edge_runner.serve.generation_params import (
     GenerationParams,
     body_object,
@@ -36,7 +37,7 @@ from trt_edge_runner.serve.service import Service
 from trt_edge_runner.text import BundleText, TextError, TextStream
 
 COMPLETIONS_DEFAULT_MAX_TOKENS = 16
-FINISH_REASONS = {
+FINISH_REASONS: dict[Stop, str] = {
     "eos": "stop",
     "stop_token": "stop",
     "cancelled": "stop",
@@ -223,7 +224,7 @@ async def _generate(request: Request, endpoint: str, chat: bool) -> Response:
         return JSONResponse(openai_error_body(error), error.status, headers=error.headers)
 
 
-async def _first(batches: AsyncGenerator[list[dict[str, Any]], None]) -> list[dict[str, Any]]:
+async def _first(batches: AsyncGenerator[list[Token | Done], None]) -> list[Token | Done]:
     """The first batch of events (the first token, or `done`): errors before it are HTTP
     statuses."""
     try:
@@ -234,20 +235,20 @@ async def _first(batches: AsyncGenerator[list[dict[str, Any]], None]) -> list[di
 
 
 async def _collect(
-    job: Generation, stream: TextStream, batches: AsyncGenerator[list[dict[str, Any]], None]
+    job: Generation, stream: TextStream, batches: AsyncGenerator[list[Token | Done], None]
 ) -> dict[str, Any]:
     count = 0
     reason = "stop"
     async with contextlib.aclosing(batches):
         async for batch in batches:
             for event in batch:
-                if event.get("event") == "token":
+                if isinstance(event, Token):
                     count += 1
-                    stream.push(int(event["token"]))
+                    stream.push(event.token)
                     if stream.stopped:
                         break
-                elif event.get("event") == "done":
-                    reason = FINISH_REASONS.get(str(event.get("stop")), "stop")
+                elif isinstance(event, GenerateDone):
+                    reason = FINISH_REASONS[event.stop]
             if stream.stopped:
                 break
     stream.finish()
@@ -284,8 +285,8 @@ async def _sse(
     service: Service,
     job: Generation,
     stream: TextStream,
-    first: list[dict[str, Any]],
-    batches: AsyncGenerator[list[dict[str, Any]], None],
+    first: list[Token | Done],
+    batches: AsyncGenerator[list[Token | Done], None],
 ) -> AsyncIterator[bytes]:
     """One SSE event per token, as OpenAI sends them; the events of the tokens that arrived
     together leave in one write (one send through the ASGI stack, not one each). A token's
@@ -298,19 +299,19 @@ async def _sse(
     try:
         if job.chat:
             yield _event(job.chunk("", None, role=True))
-        batch: list[dict[str, Any]] | None = first
+        batch: list[Token | Done] | None = first
         ended = False
         while batch is not None and not ended:
             out = []
             for event in batch:
-                if event.get("event") == "token":
+                if isinstance(event, Token):
                     count += 1
-                    out.append(_event(job.chunk(stream.push(int(event["token"])), None)))
+                    out.append(_event(job.chunk(stream.push(event.token), None)))
                     if stream.stopped:
                         ended = True
                         break
-                elif event.get("event") == "done":
-                    reason = FINISH_REASONS.get(str(event.get("stop")), "stop")
+                elif isinstance(event, GenerateDone):
+                    reason = FINISH_REASONS[event.stop]
                     ended = True
             if out:
                 yield b"".join(out)
@@ -335,8 +336,8 @@ async def _sse(
 
 
 async def anext_or_none(
-    batches: AsyncGenerator[list[dict[str, Any]], None],
-) -> list[dict[str, Any]] | None:
+    batches: AsyncGenerator[list[Token | Done], None],
+) -> list[Token | Done] | None:
     try:
         return await batches.__anext__()
     except StopAsyncIteration:
