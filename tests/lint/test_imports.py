@@ -42,6 +42,7 @@ HEAVY = frozenset(
         "uvicorn",
         "starlette",
         "ansible_runner",
+        "llguidance",  # optional (trt-edge-runner[structured]): a service without it still runs
     }
 )
 

@@ -198,23 +198,6 @@ def test_bad_parameters_are_400s_naming_the_field(
     assert field in caught.value.body["message"]
 
 
-@pytest.mark.parametrize(
-    "response_format",
-    [{"type": "json_object"}, {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}}],
-)
-def test_a_response_format_the_service_does_not_enforce_is_a_400(
-    client: openai.OpenAI, bundle: Path, response_format: Any
-) -> None:
-    with pytest.raises(openai.BadRequestError) as caught:
-        client.chat.completions.create(
-            model=bundle_doc(bundle)["model"]["name"],
-            messages=[{"role": "user", "content": "JSON please"}],
-            response_format=response_format,
-        )
-    assert isinstance(caught.value.body, dict)
-    assert caught.value.body["param"] == "response_format"
-
-
 def test_malformed_bodies_are_400s_not_tracebacks(served: Served) -> None:
     for raw in (b"{not json", b"[]", b'{"prompt": 5}', b'{"prompt": [999999]}'):
         response = httpx.post(f"{served.url}/v1/completions", content=raw, timeout=30)

@@ -42,8 +42,9 @@ from trt_edge_runner.serve.tensor_bytes import TensorDataError, pack, unpack
         ({"top_k": -1}, "top_k"),
         ({"repetition_penalty": 0}, "repetition_penalty"),
         ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
-        ({"response_format": {"type": "json_object"}}, "response_format"),
+        ({"response_format": {"type": "json"}}, "response_format.type"),
         ({"response_format": "json"}, "response_format"),
+        ({"response_format": {"type": "json_object"}, "ignore_eos": True}, "ignore_eos"),
     ],
 )
 def test_an_out_of_range_or_mistyped_parameter_is_a_400_naming_it(

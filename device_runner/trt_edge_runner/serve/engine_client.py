@@ -13,6 +13,7 @@ supervisor's job.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import itertools
 import json
@@ -21,7 +22,7 @@ import os
 import signal
 from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from trt_edge_runner.errors import TrtEdgeError
 from trt_edge_runner.serve.engine_events import (
@@ -60,6 +61,15 @@ class EngineRequestError(EngineError):
         super().__init__(message)
         self.kind = kind
         self.field = field
+
+
+class TokenConstraint(Protocol):
+    """What a constrained generation follows (serve.structured_output.JsonConstraint): the
+    ids the next token may be, and each token the engine took."""
+
+    def allowed(self) -> bytes: ...
+
+    def accept(self, token: int) -> None: ...
 
 
 class EngineBrokeProtocol(EngineError):
@@ -165,8 +175,11 @@ class EngineProcess:
                     LOG.warning("engine pid %s wrote a non-protocol line: %r", self.pid, line)
                     continue
                 inflight = self._inflight.get(str(doc.get("id")))
-                if inflight is not None:
-                    inflight.put(doc)
+                if inflight is None:
+                    continue  # a mask's `done`, or a request given up on
+                event = inflight.put(doc)
+                if isinstance(event, Token) and inflight.constraint is not None:
+                    await self._next_mask(inflight, event)
         finally:
             code = await self._process.wait()
             self.death = describe_exit(self.pid, code)
@@ -186,6 +199,21 @@ class EngineProcess:
                 await self.ended.wait()
                 raise EngineDied(self.death or "trt-edge-run closed its input") from None
 
+    async def _next_mask(self, inflight: _Inflight, token: Token) -> None:
+        """After token i of a constrained generation: the grammar follows it, and the mask for
+        token i + 1 goes at once (the engine waits for it). A mask after the last token (the
+        engine stopped at eos or max_new_tokens meanwhile) is dropped by the engine."""
+        assert inflight.constraint is not None and inflight.request_id is not None
+        try:
+            inflight.constraint.accept(token.token)
+            allowed = inflight.constraint.allowed()
+        except Exception as exc:  # the grammar refused the token: fail the request
+            LOG.error("constrained request %s: %s", inflight.request_id, exc)
+            inflight.queue.put_nowait(EngineBrokeProtocol(str(exc)))
+            return
+        with contextlib.suppress(EngineDied):
+            await self._send(_mask(inflight.request_id, token.index + 1, allowed))
+
     async def request(self, op: str, body: Mapping[str, Any]) -> AsyncGenerator[Token | Done, None]:
         """Send one request; yield its events up to and including `done` (see `batches`)."""
         async with contextlib.aclosing(self.batches(op, body)) as batches:
@@ -194,7 +222,7 @@ class EngineProcess:
                     yield event
 
     async def batches(
-        self, op: str, body: Mapping[str, Any]
+        self, op: str, body: Mapping[str, Any], constraint: TokenConstraint | None = None
     ) -> AsyncGenerator[list[Token | Done], None]:
         """Send one request; yield its events up to and including `done`, in batches.
 
@@ -206,13 +234,21 @@ class EngineProcess:
         breaks its schema EngineBrokeProtocol. Leaving the iteration early (the caller was
         cancelled, the client went away) sends a `cancel` for the request, so the engine
         stops at its next token.
+
+        With a `constraint` (a generate), the request is sent `constrained` and the engine
+        waits before each token for the mask the constraint gives (`_next_mask`).
         """
         request_id = f"r{next(self._ids)}"
-        inflight = _Inflight(op)
+        inflight = _Inflight(op, request_id, constraint)
         self._inflight[request_id] = inflight
         finished = False
         try:
-            await self._send({**body, "id": request_id, "op": op})
+            if constraint is None:
+                await self._send({**body, "id": request_id, "op": op})
+            else:
+                first = constraint.allowed()
+                await self._send({**body, "id": request_id, "op": op, "constrained": True})
+                await self._send(_mask(request_id, 0, first))
             while True:
                 batch: list[Token | Done] = []
                 failure: EngineError | None = None
@@ -286,19 +322,38 @@ class EngineProcess:
 
 
 class _Inflight:
-    """A request awaiting events: its op (which `done` schema applies) and its queue."""
+    """A request awaiting events: its op (which `done` schema applies), its queue, and the
+    constraint a constrained generation follows."""
 
-    def __init__(self, op: str) -> None:
+    def __init__(
+        self, op: str, request_id: str | None = None, constraint: TokenConstraint | None = None
+    ) -> None:
         self.op = op
+        self.request_id = request_id
+        self.constraint = constraint
         self.queue: asyncio.Queue[Event | EngineError] = asyncio.Queue()
 
-    def put(self, doc: Mapping[str, Any]) -> None:
-        """`doc` decoded as an event of this request, or the protocol break it is."""
+    def put(self, doc: Mapping[str, Any]) -> Event | None:
+        """`doc` decoded as an event of this request and queued (None: the protocol break it
+        is, queued instead)."""
         try:
-            self.queue.put_nowait(decode_event(doc, self.op))
+            event = decode_event(doc, self.op)
         except EngineProtocolError as exc:
             LOG.error("%s", exc)
             self.queue.put_nowait(EngineBrokeProtocol(str(exc)))
+            return None
+        self.queue.put_nowait(event)
+        return event
+
+
+def _mask(target: str, index: int, allowed: bytes) -> dict[str, Any]:
+    return {
+        "id": f"m{target}.{index}",
+        "op": "mask",
+        "target": target,
+        "index": index,
+        "allowed": base64.b64encode(allowed).decode(),
+    }
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:

@@ -2,8 +2,7 @@
 
 Checked strictly, as the engine would be: a string is not a number, a bool is not an
 integer, a value out of range is refused, and a parameter this service cannot honour
-(`n` > 1, `logprobs`, `echo`, penalties other than 0, `tools`, a `response_format` other than
-text) is refused by name rather than
+(`n` > 1, `logprobs`, `echo`, penalties other than 0, `tools`) is refused by name rather than
 silently ignored. `top_k` and `repetition_penalty` are accepted as extensions (as vLLM and
 llama.cpp's server accept them).
 """
@@ -40,6 +39,22 @@ class Sampling:
 
 
 @dataclass(frozen=True)
+class ResponseFormat:
+    """`response_format`: plain text, any JSON object, or JSON held to `schema`."""
+
+    type: str = "text"  # "text" | "json_object" | "json_schema"
+    schema: dict[str, Any] | None = None  # json_schema: the schema itself
+
+    @property
+    def constrained(self) -> bool:
+        return self.type != "text"
+
+    def json_schema(self) -> dict[str, Any]:
+        """The schema the output is held to (json_object: any object)."""
+        return self.schema if self.schema is not None else {"type": "object"}
+
+
+@dataclass(frozen=True)
 class GenerationParams:
     """What an OpenAI request asks of a generation, checked."""
 
@@ -50,6 +65,7 @@ class GenerationParams:
     include_usage: bool = False
     stop_token_ids: tuple[int, ...] = field(default_factory=tuple)
     ignore_eos: bool = False
+    response_format: ResponseFormat = field(default_factory=ResponseFormat)
 
 
 def body_object(raw: bytes) -> dict[str, Any]:
@@ -122,23 +138,37 @@ def _unsupported(doc: dict[str, Any]) -> None:
         value = doc.get(name)
         if value not in (None, False, 0, {}, []) and not (name == "best_of" and value == 1):
             raise bad_field(name, "not supported by this service; omit it")
-    _response_format(doc)
 
 
-def _response_format(doc: dict[str, Any]) -> None:
-    """Only plain text is generated: a format the service would not enforce is refused, so a
-    client asking for JSON never gets unconstrained text it believes was constrained."""
+def _response_format(doc: dict[str, Any]) -> ResponseFormat:
+    """OpenAI's `response_format`, checked: `{"type": "text"}`, `{"type": "json_object"}` or
+    `{"type": "json_schema", "json_schema": {"name", "schema", "strict"?, "description"?}}`.
+    Whether the schema compiles is the grammar engine's to say (structured_output)."""
     value = doc.get("response_format")
     if value is None:
-        return
+        return ResponseFormat()
     if not isinstance(value, dict):
         raise bad_field("response_format", f"expected an object with a type, got {value!r}")
     kind = value.get("type")
-    if kind != "text":
+    if kind in ("text", "json_object"):
+        return ResponseFormat(kind)
+    if kind != "json_schema":
         raise bad_field(
-            "response_format",
-            f'type {kind!r} is not supported by this service (only "text"); omit it',
+            "response_format.type", f"{kind!r}: expected text, json_object or json_schema"
         )
+    spec = value.get("json_schema")
+    if not isinstance(spec, dict):
+        raise bad_field("response_format.json_schema", "required: an object with name and schema")
+    name = spec.get("name")
+    if not isinstance(name, str) or not name:
+        raise bad_field("response_format.json_schema.name", "required: a non-empty string")
+    schema = spec.get("schema", {})
+    if not isinstance(schema, dict):
+        raise bad_field("response_format.json_schema.schema", "expected a JSON Schema object")
+    strict = spec.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        raise bad_field("response_format.json_schema.strict", "expected true or false")
+    return ResponseFormat("json_schema", schema)
 
 
 def generation_params(
@@ -166,13 +196,20 @@ def generation_params(
         if not isinstance(options, dict):
             raise bad_field("stream_options", f"expected an object, got {options!r}")
         include_usage = _boolean(options, "include_usage")
+    response_format = _response_format(doc)
+    ignore_eos = _boolean(doc, "ignore_eos")
+    if ignore_eos and response_format.constrained:
+        raise bad_field(
+            "ignore_eos", "cannot be combined with response_format: the grammar ends at eos"
+        )
     return GenerationParams(
         max_tokens=max_tokens,
         sampling=sampling,
         stop=_stop(doc),
         stream=_boolean(doc, "stream"),
         include_usage=include_usage,
-        ignore_eos=_boolean(doc, "ignore_eos"),
+        ignore_eos=ignore_eos,
+        response_format=response_format,
     )
 
 

@@ -27,11 +27,13 @@ from trt_edge_runner.serve.engine_client import (
     EngineDied,
     EngineProcess,
     EngineRequestError,
+    TokenConstraint,
 )
 from trt_edge_runner.serve.engine_events import Done, GenerateDone, InferDone, Step, Token
 from trt_edge_runner.serve.engine_threads import single_thread, usable_cores
 from trt_edge_runner.serve.metrics import Metrics
 from trt_edge_runner.serve.scheduler import Scheduler, deadline_error
+from trt_edge_runner.serve.structured_output import GrammarTokenizer
 from trt_edge_runner.serve.supervisor import Supervisor
 from trt_edge_runner.serve.tensor_bytes import filled
 from trt_edge_runner.text import BundleText
@@ -58,6 +60,7 @@ class LoadedModel:
     scheduler: Scheduler
     metrics: Metrics
     _last_profile: int | None = field(default=None, init=False)
+    _grammar_tokenizer: GrammarTokenizer | None = field(default=None, init=False)
 
     @property
     def name(self) -> str:
@@ -70,6 +73,16 @@ class LoadedModel:
     @property
     def generates(self) -> bool:
         return self.manifest.llm is not None
+
+    def grammar_tokenizer(self) -> GrammarTokenizer:
+        """The tokenizer as the grammar engine reads it (structured output), built once."""
+        llm = self.manifest.llm
+        assert llm is not None and self.text is not None, "structured output needs text"
+        if self._grammar_tokenizer is None:
+            self._grammar_tokenizer = GrammarTokenizer(
+                self.text.tokenizer_json(), llm.vocab_size, llm.eos_token_ids
+            )
+        return self._grammar_tokenizer
 
     @property
     def ready(self) -> bool:
@@ -149,13 +162,18 @@ class LoadedModel:
         self._last_profile = profile
 
     async def generate(
-        self, body: dict[str, Any], deadline: float, arrived: float
+        self,
+        body: dict[str, Any],
+        deadline: float,
+        arrived: float,
+        constraint: TokenConstraint | None = None,
     ) -> AsyncGenerator[list[Token | Done], None]:
         """The engine's events of one `generate` (tokens streamed, then `done`), in the
-        batches `EngineProcess.batches` makes: the tokens that arrived together."""
+        batches `EngineProcess.batches` makes: the tokens that arrived together; held to
+        `constraint` when given (structured output)."""
         async with self.scheduler.turn(deadline):
             engine = self.supervisor.current()
-            batches = engine.batches("generate", {**body, "stream": True})
+            batches = engine.batches("generate", {**body, "stream": True}, constraint)
             last = arrived
             first = True
             async with contextlib.aclosing(batches):

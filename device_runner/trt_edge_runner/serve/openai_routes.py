@@ -34,6 +34,7 @@ from trt_edge_runner.serve.generation_params import (
 )
 from trt_edge_runner.serve.loaded_model import LoadedModel
 from trt_edge_runner.serve.service import Service
+from trt_edge_runner.serve.structured_output import JsonGrammar, compile_json_schema
 from trt_edge_runner.text import BundleText, TextError, TextStream
 
 COMPLETIONS_DEFAULT_MAX_TOKENS = 16
@@ -68,6 +69,7 @@ class Generation:
     prompt_ids: list[int]
     request_id: str
     created: int
+    grammar: JsonGrammar | None = None  # response_format json_object / json_schema
 
     def engine_body(self) -> dict[str, Any]:
         llm = self.model.manifest.llm
@@ -182,10 +184,21 @@ async def _generation(request: Request, endpoint: str, chat: bool) -> Generation
             f"{len(prompt_ids)} tokens leave no room to generate: the model's cache holds "
             f"{llm.max_cache_len}",
         )
+    grammar = None
+    if params.response_format.constrained:
+        field = (
+            "response_format.json_schema"
+            if params.response_format.type == "json_schema"
+            else "response_format"
+        )
+        grammar = compile_json_schema(
+            model.grammar_tokenizer(), params.response_format.json_schema(), field
+        )
     prefix = "chatcmpl" if chat else "cmpl"
     return Generation(
-        endpoint, chat, model, params, prompt_ids, f"{prefix}-{uuid.uuid4().hex}", int(time.time())
-    )
+        endpoint, chat, model, params, prompt_ids, f"{prefix}-{uuid.uuid4().hex}",
+        int(time.time()), grammar,
+    )  # fmt: skip
 
 
 def _usage(prompt: int, completion: int) -> dict[str, int]:
@@ -205,7 +218,8 @@ async def _generate(request: Request, endpoint: str, chat: bool) -> Response:
         text: BundleText | None = model.text
         assert text is not None
         stream = text.stream(job.params.stop)
-        batches = model.generate(job.engine_body(), model.scheduler.deadline(), arrived)
+        constraint = None if job.grammar is None else job.grammar.constraint()
+        batches = model.generate(job.engine_body(), model.scheduler.deadline(), arrived, constraint)
         if job.params.stream:
             first = await _first(batches)
             return StreamingResponse(
