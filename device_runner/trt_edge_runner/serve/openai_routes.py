@@ -170,12 +170,9 @@ async def _generation(request: Request, endpoint: str, chat: bool) -> Generation
             raise bad_field("messages", exc.message) from None
     else:
         prompt = prompt_of(body)
+        # Ids past the vocabulary are the engine's to refuse (it owns that limit, and says
+        # which ids): `_in_api_terms` names the field the client sent.
         prompt_ids = text.encode(prompt) if isinstance(prompt, str) else prompt
-        bad = [t for t in prompt_ids if t >= llm.vocab_size]
-        if bad:
-            raise bad_field(
-                "prompt", f"token id {bad[0]} is past the vocabulary ({llm.vocab_size})"
-            )
     if not prompt_ids:
         raise bad_field("messages" if chat else "prompt", "encodes to no tokens")
     if len(prompt_ids) >= llm.max_cache_len:
@@ -191,13 +188,36 @@ async def _generation(request: Request, endpoint: str, chat: bool) -> Generation
             if params.response_format.type == "json_schema"
             else "response_format"
         )
-        grammar = compile_json_schema(
-            model.grammar_tokenizer(), params.response_format.json_schema(), field
+        # Off the event loop: the tokenizer's first build and a large grammar take long.
+        grammar = await asyncio.to_thread(
+            compile_json_schema,
+            model.grammar_tokenizer(),
+            params.response_format.json_schema(),
+            field,
         )
     prefix = "chatcmpl" if chat else "cmpl"
     return Generation(
         endpoint, chat, model, params, prompt_ids, f"{prefix}-{uuid.uuid4().hex}",
         int(time.time()), grammar,
+    )  # fmt: skip
+
+
+def _in_api_terms(error: ApiError, job: Generation) -> ApiError:
+    """An engine refusal names the engine's field (`prompt_ids`, `max_new_tokens`,
+    `sampling.top_p`); the client sent `prompt` or `messages`, `max_tokens`, `top_p`."""
+    field = error.field or ""
+    if field == "prompt_ids" or field.startswith("prompt_ids["):
+        api = "messages" if job.chat else "prompt"
+    elif field == "max_new_tokens":
+        api = "max_completion_tokens" if job.chat else "max_tokens"
+    elif field.startswith("sampling."):
+        api = field.removeprefix("sampling.")
+    else:
+        return error
+    message = error.message.removeprefix(f"{field}: ")
+    return ApiError(
+        error.status, message, field=api, outcome=error.outcome, kind=error.kind,
+        headers=error.headers,
     )  # fmt: skip
 
 
@@ -212,6 +232,7 @@ def _usage(prompt: int, completion: int) -> dict[str, int]:
 async def _generate(request: Request, endpoint: str, chat: bool) -> Response:
     service: Service = request.app.state.service
     arrived = time.monotonic()
+    job: Generation | None = None
     try:
         job = await _generation(request, endpoint, chat)
         model = job.model
@@ -233,7 +254,8 @@ async def _generate(request: Request, endpoint: str, chat: bool) -> Response:
             return Response(status_code=499)
         service.finish(endpoint, OK)
         return JSONResponse(result)
-    except ApiError as error:
+    except ApiError as raised:
+        error = raised if job is None else _in_api_terms(raised, job)
         service.finish(endpoint, error.outcome)
         return JSONResponse(openai_error_body(error), error.status, headers=error.headers)
 
