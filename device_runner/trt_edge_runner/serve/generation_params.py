@@ -2,7 +2,7 @@
 
 Checked strictly, as the engine would be: a string is not a number, a bool is not an
 integer, a value out of range is refused, and a parameter this service cannot honour
-(`n` > 1, `logprobs`, `echo`, penalties other than 0, `tools`) is refused by name rather than
+(`n` > 1, `logprobs`, `echo`, penalties other than 0) is refused by name rather than
 silently ignored. `top_k` and `repetition_penalty` are accepted as extensions (as vLLM and
 llama.cpp's server accept them).
 """
@@ -134,7 +134,7 @@ def _unsupported(doc: dict[str, Any]) -> None:
         value = doc.get(name)
         if value is not None and value != 0:
             raise bad_field(name, "not supported (use repetition_penalty); send 0 or omit it")
-    for name in ("logprobs", "top_logprobs", "echo", "best_of", "logit_bias", "tools"):
+    for name in ("logprobs", "top_logprobs", "echo", "best_of", "logit_bias"):
         value = doc.get(name)
         if value not in (None, False, 0, {}, []) and not (name == "best_of" and value == 1):
             raise bad_field(name, "not supported by this service; omit it")
@@ -231,20 +231,25 @@ def _is_token(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def messages_of(doc: dict[str, Any]) -> list[dict[str, str]]:
-    """`messages` of a chat body: role and text content per message."""
+def messages_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """`messages` of a chat body, as chat templates read them: role and text content per
+    message; an assistant's `tool_calls` with their arguments as an object (transformers'
+    convention), a tool result's `tool_call_id`."""
     value = doc.get("messages")
     if not isinstance(value, list) or not value:
         raise bad_field("messages", "required: a non-empty list of {role, content} objects")
-    out: list[dict[str, str]] = []
+    out: list[dict[str, Any]] = []
     for i, message in enumerate(value):
         place = f"messages[{i}]"
         if not isinstance(message, dict):
             raise bad_field(place, "expected an object with role and content")
         role = message.get("role")
-        if role not in ("system", "developer", "user", "assistant"):
-            raise bad_field(f"{place}.role", f"{role!r}: expected system, user or assistant")
+        if role not in ("system", "developer", "user", "assistant", "tool"):
+            raise bad_field(f"{place}.role", f"{role!r}: expected system, user, assistant or tool")
         content = message.get("content")
+        calls = _tool_calls(message, place) if role == "assistant" else []
+        if content is None and calls:
+            content = ""
         if isinstance(content, list):  # content parts: text only
             texts = []
             for j, part in enumerate(content):
@@ -254,5 +259,43 @@ def messages_of(doc: dict[str, Any]) -> list[dict[str, str]]:
             content = "".join(texts)
         if not isinstance(content, str):
             raise bad_field(f"{place}.content", "expected a string")
-        out.append({"role": "system" if role == "developer" else role, "content": content})
+        entry: dict[str, Any] = {
+            "role": "system" if role == "developer" else role,
+            "content": content,
+        }
+        if calls:
+            entry["tool_calls"] = calls
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if not isinstance(call_id, str):
+                raise bad_field(f"{place}.tool_call_id", "required: the id of the call answered")
+            entry["tool_call_id"] = call_id
+        out.append(entry)
     return out
+
+
+def _tool_calls(message: dict[str, Any], place: str) -> list[dict[str, Any]]:
+    raw = message.get("tool_calls")
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise bad_field(f"{place}.tool_calls", "expected a list of function calls")
+    calls = []
+    for j, call in enumerate(raw):
+        where = f"{place}.tool_calls[{j}]"
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise bad_field(f"{where}.function", "expected {name, arguments}")
+        try:
+            arguments = json.loads(function.get("arguments") or "{}")
+        except (TypeError, ValueError):
+            raise bad_field(
+                f"{where}.function.arguments", "expected a JSON object as text"
+            ) from None
+        if not isinstance(arguments, dict):
+            raise bad_field(f"{where}.function.arguments", "expected a JSON object as text")
+        entry = {"type": "function", "function": {"name": function["name"], "arguments": arguments}}
+        if isinstance(call.get("id"), str):
+            entry["id"] = call["id"]
+        calls.append(entry)
+    return calls

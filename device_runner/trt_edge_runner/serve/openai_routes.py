@@ -16,7 +16,7 @@ import json
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.requests import Request
@@ -34,7 +34,8 @@ from trt_edge_runner.serve.generation_params import (
 )
 from trt_edge_runner.serve.loaded_model import LoadedModel
 from trt_edge_runner.serve.service import Service
-from trt_edge_runner.serve.structured_output import JsonGrammar, compile_json_schema
+from trt_edge_runner.serve.structured_output import JsonGrammar, compile_json_schema, compile_lark
+from trt_edge_runner.serve.tool_calls import ToolCall, ToolUse, parse_tool_calls, tool_use_of
 from trt_edge_runner.text import BundleText, TextError, TextStream
 
 COMPLETIONS_DEFAULT_MAX_TOKENS = 16
@@ -69,7 +70,8 @@ class Generation:
     prompt_ids: list[int]
     request_id: str
     created: int
-    grammar: JsonGrammar | None = None  # response_format json_object / json_schema
+    grammar: JsonGrammar | None = None  # response_format, or a forced tool call
+    tool_use: ToolUse = field(default_factory=ToolUse)
 
     def engine_body(self) -> dict[str, Any]:
         llm = self.model.manifest.llm
@@ -100,7 +102,29 @@ class Generation:
             kind = "text_completion"
         return self._envelope(kind, [choice])
 
+    def tool_call_chunks(self, calls: list[ToolCall]) -> list[dict[str, Any]]:
+        """Each call as OpenAI streams one: its id, type and name first, then the arguments."""
+        chunks = []
+        for index, call in enumerate(calls):
+            head = {"index": index, "id": call.id, "type": "function",
+                    "function": {"name": call.name, "arguments": ""}}  # fmt: skip
+            tail = {"index": index, "function": {"arguments": call.arguments}}
+            for delta in (head, tail):
+                choice = {"index": 0, "delta": {"tool_calls": [delta]}, "finish_reason": None}
+                chunks.append(self._envelope("chat.completion.chunk", [choice]))
+        return chunks
+
     def whole(self, text: str, finish: str, usage: dict[str, int]) -> dict[str, Any]:
+        if self.chat and self.tool_use.active:
+            content, calls = parse_tool_calls(text, self.tool_use.tools)
+            if calls:
+                message: dict[str, Any] = {
+                    "role": "assistant",
+                    "content": content,
+                    "tool_calls": [call.to_openai() for call in calls],
+                }
+                called = {"index": 0, "message": message, "finish_reason": "tool_calls"}
+                return {**self._envelope("chat.completion", [called]), "usage": usage}
         if self.chat:
             message = {"role": "assistant", "content": text}
             choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
@@ -156,8 +180,12 @@ async def _generation(request: Request, endpoint: str, chat: bool) -> Generation
     params = generation_params(
         body, max_tokens_field="max_completion_tokens" if chat else "max_tokens"
     )
+    tool_use = ToolUse()
+    if not chat and body.get("tools") not in (None, []):
+        raise bad_field("tools", "only /v1/chat/completions takes tools")
     if chat:
         messages = messages_of(body)
+        tool_use = tool_use_of(body)
         if not text.has_chat_template:
             raise ApiError(
                 400,
@@ -165,7 +193,7 @@ async def _generation(request: Request, endpoint: str, chat: bool) -> Generation
                 field="messages",
             )
         try:
-            prompt_ids = text.encode_chat(messages)
+            prompt_ids = text.encode_chat(messages, tools=tool_use.template_tools())
         except TextError as exc:  # the template refused the conversation (raise_exception)
             raise bad_field("messages", exc.message) from None
     else:
@@ -183,7 +211,7 @@ async def _generation(request: Request, endpoint: str, chat: bool) -> Generation
         )
     grammar = None
     if params.response_format.constrained:
-        field = (
+        place = (
             "response_format.json_schema"
             if params.response_format.type == "json_schema"
             else "response_format"
@@ -193,12 +221,18 @@ async def _generation(request: Request, endpoint: str, chat: bool) -> Generation
             compile_json_schema,
             model.grammar_tokenizer(),
             params.response_format.json_schema(),
-            field,
+            place,
+        )
+    if tool_use.forced:
+        if grammar is not None:
+            raise bad_field("tool_choice", "a forced tool call cannot also follow response_format")
+        grammar = await asyncio.to_thread(
+            compile_lark, model.grammar_tokenizer(), tool_use.forced_grammar(), "tools"
         )
     prefix = "chatcmpl" if chat else "cmpl"
     return Generation(
         endpoint, chat, model, params, prompt_ids, f"{prefix}-{uuid.uuid4().hex}",
-        int(time.time()), grammar,
+        int(time.time()), grammar, tool_use,
     )  # fmt: skip
 
 
@@ -332,6 +366,7 @@ async def _sse(
     outcome = CANCELLED
     count = 0
     reason = "stop"
+    hold = job.tool_use.active  # the text may be a tool call: it leaves once it is whole
     try:
         if job.chat:
             yield _event(job.chunk("", None, role=True))
@@ -342,7 +377,9 @@ async def _sse(
             for event in batch:
                 if isinstance(event, Token):
                     count += 1
-                    out.append(_event(job.chunk(stream.push(event.token), None)))
+                    delta = stream.push(event.token)
+                    if not hold:
+                        out.append(_event(job.chunk(delta, None)))
                     if stream.stopped:
                         ended = True
                         break
@@ -354,7 +391,14 @@ async def _sse(
             if not ended:
                 batch = await anext_or_none(batches)
         rest = stream.finish()
-        if rest:
+        if hold:
+            content, calls = parse_tool_calls(stream.text, job.tool_use.tools)
+            if content:
+                yield _event(job.chunk(content, None))
+            if calls:
+                yield b"".join(_event(chunk) for chunk in job.tool_call_chunks(calls))
+                reason = "tool_calls"
+        elif rest:
             yield _event(job.chunk(rest, None))
         yield _event(job.chunk(None if job.chat else "", reason))
         if job.params.include_usage:

@@ -85,6 +85,17 @@ def compile_json_schema(
         )
     except ValueError as exc:
         raise bad_field(field, f"not a JSON Schema the grammar engine reads: {exc}") from None
+    return _checked(tokenizer, grammar, field)
+
+
+def compile_lark(tokenizer: GrammarTokenizer, lark: str, field: str) -> JsonGrammar:
+    """A Lark grammar (llguidance's dialect, `%json` for an embedded schema: the forced tool
+    call of serve.tool_calls); one it cannot compile is a 400 naming `field`."""
+    return _checked(tokenizer, _llguidance().LLMatcher.grammar_from_lark(lark), field)
+
+
+def _checked(tokenizer: GrammarTokenizer, grammar: str, field: str) -> JsonGrammar:
+    llg = _llguidance()
     is_error, messages = llg.LLMatcher.validate_grammar_with_warnings(grammar, tokenizer.built())
     if is_error:
         why = " ".join(" ".join(messages).split())
