@@ -137,6 +137,10 @@ def test_tool_parameters_that_name_no_offered_tool_are_400s(
          "tool_choice.function.name"),
         ({"tools": [{"type": "function", "function": {"name": "bad name"}}]},
          "tools[0].function.name"),
+        # Parameters the grammar engine cannot compile, once a call is forced: look-behind.
+        ({"tools": [{"type": "function", "function": {"name": "f", "parameters": {
+            "type": "object", "properties": {"s": {"type": "string", "pattern": "(?<=a)b"}}}}}],
+          "tool_choice": "required"}, "tools"),
     ]  # fmt: skip
     for extra, field in bad:
         body = {"model": name, "messages": ASK, "tools": TOOLS, **extra}

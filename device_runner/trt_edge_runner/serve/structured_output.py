@@ -30,16 +30,17 @@ from trt_edge_runner.serve.api_errors import ApiError, bad_field
 COMPILE_OPTIONS = {"whitespace_flexible": False, "lenient": False}
 
 
-def _llguidance() -> Any:
+def _llguidance(field: str = "response_format") -> Any:
+    """The grammar engine module; a 400 naming `field` (what asked for a grammar) when this
+    service has none, saying what to install."""
     try:
         import llguidance
     except ImportError:
         raise ApiError(
             400,
-            "response_format: structured output needs the grammar engine, which this service "
-            "lacks; install trt-edge-runner[structured] (llguidance) on the device, or omit "
-            "response_format",
-            field="response_format",
+            "needs the grammar engine, which this service lacks; install "
+            f"trt-edge-runner[structured] (llguidance) on the device, or omit {field}",
+            field=field,
         ) from None
     return llguidance
 
@@ -78,7 +79,7 @@ def compile_json_schema(
 ) -> JsonGrammar:
     """`schema` as a grammar; a schema the grammar engine cannot compile (a keyword it does not
     implement, a broken `$ref`, a regex it cannot read) is a 400 naming `field`."""
-    llg = _llguidance()
+    llg = _llguidance(field.partition(".")[0])
     try:
         grammar = llg.LLMatcher.grammar_from_json_schema(
             json.dumps(schema), overrides=COMPILE_OPTIONS
@@ -91,7 +92,7 @@ def compile_json_schema(
 def compile_lark(tokenizer: GrammarTokenizer, lark: str, field: str) -> JsonGrammar:
     """A Lark grammar (llguidance's dialect, `%json` for an embedded schema: the forced tool
     call of serve.tool_calls); one it cannot compile is a 400 naming `field`."""
-    return _checked(tokenizer, _llguidance().LLMatcher.grammar_from_lark(lark), field)
+    return _checked(tokenizer, _llguidance(field).LLMatcher.grammar_from_lark(lark), field)
 
 
 def _checked(tokenizer: GrammarTokenizer, grammar: str, field: str) -> JsonGrammar:
@@ -99,7 +100,7 @@ def _checked(tokenizer: GrammarTokenizer, grammar: str, field: str) -> JsonGramm
     is_error, messages = llg.LLMatcher.validate_grammar_with_warnings(grammar, tokenizer.built())
     if is_error:
         why = " ".join(" ".join(messages).split())
-        raise bad_field(field, f"the grammar engine cannot compile this schema: {why}")
+        raise bad_field(field, f"the grammar engine cannot compile it: {why}")
     return JsonGrammar(tokenizer, grammar)
 
 
