@@ -130,7 +130,9 @@ LEAF = st.one_of(
     st.lists(st.sampled_from(["x", "y", "z", "w"]), min_size=1, max_size=3, unique=True).map(
         lambda values: {"enum": values}
     ),
-    st.integers(0, 2).map(lambda n: {"type": "string", "minLength": n, "maxLength": n + 1}),
+    # ASCII letters: a random model's characters may be four bytes (tokens) each, and the
+    # mini's cache holds 48 tokens; the family's longest text is 39 characters.
+    st.integers(0, 2).map(lambda n: {"type": "string", "pattern": f"^[a-z]{{{n},{n + 1}}}$"}),
     st.just({"type": "null"}),
 )
 VALUE = st.one_of(
@@ -151,7 +153,7 @@ def small_schemas(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(schema=small_schemas(), seed=st.integers(0, 2**31))
 def test_any_schema_of_the_family_gives_output_that_validates(

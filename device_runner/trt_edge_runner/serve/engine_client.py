@@ -64,7 +64,7 @@ class EngineRequestError(EngineError):
 
 
 class TokenConstraint(Protocol):
-    """What a constrained generation follows (serve.structured_output.JsonConstraint): the
+    """What a constrained generation follows (serve.structured_output.GrammarConstraint): the
     ids the next token may be, and each token the engine took."""
 
     def allowed(self) -> bytes: ...

@@ -34,7 +34,7 @@ from trt_edge_runner.serve.generation_params import (
 )
 from trt_edge_runner.serve.loaded_model import LoadedModel
 from trt_edge_runner.serve.service import Service
-from trt_edge_runner.serve.structured_output import JsonGrammar, compile_json_schema, compile_lark
+from trt_edge_runner.serve.structured_output import Grammar, compile_json_schema, compile_lark
 from trt_edge_runner.serve.tool_calls import ToolCall, ToolUse, parse_tool_calls, tool_use_of
 from trt_edge_runner.text import BundleText, TextError, TextStream
 
@@ -70,7 +70,7 @@ class Generation:
     prompt_ids: list[int]
     request_id: str
     created: int
-    grammar: JsonGrammar | None = None  # response_format, or a forced tool call
+    grammar: Grammar | None = None  # response_format, or a forced tool call
     tool_use: ToolUse = field(default_factory=ToolUse)
 
     def engine_body(self) -> dict[str, Any]:
@@ -273,7 +273,10 @@ async def _generate(request: Request, endpoint: str, chat: bool) -> Response:
         text: BundleText | None = model.text
         assert text is not None
         stream = text.stream(job.params.stop)
-        constraint = None if job.grammar is None else job.grammar.constraint()
+        # A matcher is built from the grammar: off the event loop, as compiling was.
+        constraint = (
+            None if job.grammar is None else await asyncio.to_thread(job.grammar.constraint)
+        )
         batches = model.generate(job.engine_body(), model.scheduler.deadline(), arrived, constraint)
         if job.params.stream:
             first = await _first(batches)

@@ -3,7 +3,7 @@ a generation to it.
 
 Sampling happens in the engine and logits never cross the pipe (docs/engine-protocol.md), so
 the grammar runs here and tells the engine, before each token, which ids it may pick: a
-`JsonConstraint` gives the bitset for the next token (`allowed`) and follows each token the
+`GrammarConstraint` gives the bitset for the next token (`allowed`) and follows each token the
 engine sampled (`accept`). The engine sets every other id's logit to -inf before its sampling
 rules, so the text always parses as the schema says (or stops at `max_tokens`).
 
@@ -63,20 +63,23 @@ class GrammarTokenizer:
 
 
 @dataclass(frozen=True)
-class JsonGrammar:
-    """A schema compiled for one tokenizer: a fresh `JsonConstraint` per generation."""
+class Grammar:
+    """A grammar (a JSON Schema's, or a forced tool call's) checked against one tokenizer: a
+    fresh `GrammarConstraint` per generation."""
 
     tokenizer: GrammarTokenizer
     grammar: str
 
-    def constraint(self) -> JsonConstraint:
+    def constraint(self) -> GrammarConstraint:
         llg = _llguidance()
-        return JsonConstraint(self.tokenizer, llg.LLMatcher(self.tokenizer.built(), self.grammar))
+        return GrammarConstraint(
+            self.tokenizer, llg.LLMatcher(self.tokenizer.built(), self.grammar)
+        )
 
 
 def compile_json_schema(
     tokenizer: GrammarTokenizer, schema: Mapping[str, Any], field: str
-) -> JsonGrammar:
+) -> Grammar:
     """`schema` as a grammar; a schema the grammar engine cannot compile (a keyword it does not
     implement, a broken `$ref`, a regex it cannot read) is a 400 naming `field`."""
     llg = _llguidance(field.partition(".")[0])
@@ -89,26 +92,26 @@ def compile_json_schema(
     return _checked(tokenizer, grammar, field)
 
 
-def compile_lark(tokenizer: GrammarTokenizer, lark: str, field: str) -> JsonGrammar:
+def compile_lark(tokenizer: GrammarTokenizer, lark: str, field: str) -> Grammar:
     """A Lark grammar (llguidance's dialect, `%json` for an embedded schema: the forced tool
     call of serve.tool_calls); one it cannot compile is a 400 naming `field`."""
     return _checked(tokenizer, _llguidance(field).LLMatcher.grammar_from_lark(lark), field)
 
 
-def _checked(tokenizer: GrammarTokenizer, grammar: str, field: str) -> JsonGrammar:
+def _checked(tokenizer: GrammarTokenizer, grammar: str, field: str) -> Grammar:
     llg = _llguidance()
     is_error, messages = llg.LLMatcher.validate_grammar_with_warnings(grammar, tokenizer.built())
     if is_error:
         why = " ".join(" ".join(messages).split())
         raise bad_field(field, f"the grammar engine cannot compile it: {why}")
-    return JsonGrammar(tokenizer, grammar)
+    return Grammar(tokenizer, grammar)
 
 
 class ConstraintBroken(Exception):
     """The engine sampled a token the grammar had refused (a bug on one side or the other)."""
 
 
-class JsonConstraint:
+class GrammarConstraint:
     """One generation's grammar state: the mask for the next token, and each token taken."""
 
     def __init__(self, tokenizer: GrammarTokenizer, matcher: Any) -> None:
