@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     # The pipeline's own stage log would bury the figures; keep warnings only.
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
 
-    from trt_edge.containers.engine import connect
+    from trt_edge.containers.daemon import connect
     from trt_edge.containers.errors import ContainerError
     from trt_edge.containers.images import build_image
 

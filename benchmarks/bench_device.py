@@ -9,11 +9,11 @@ installs it: tests/device_tarball/agent_venv.py), installs the bundle on a tempo
 device root, then times in one run, interleaved, `REPEAT` times each:
 
 - `trt-edge-device health --json` (the whole CLI: Python start-up, runner discovery,
-  its `--version` check, `trt-edge-run --phases all --runs 3 --warmup 1`: decode and
+  its `--version` check, `trt-edge-run --phases all --runs 15 --warmup 2`: decode and
   prefill, each at its profile's opt shape), wall time;
 - `trt-edge-run --bundle SLOT --phase decode --bench 3` (load, verify, one decode,
   3 warm-up + 3 timed runner/raw pairs), wall time — the issue's yardstick;
-- `trt-edge-run --bundle SLOT --phases all --runs 3 --warmup 1` (the very executions
+- `trt-edge-run --bundle SLOT --phases all --runs 15 --warmup 2` (the very executions
   health asks the runner for), wall time: health ÷ this is the agent's own cost;
 
 and, once, `trt-edge-device health --engine python` (ExecuTorch's Python runtime in
@@ -36,6 +36,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from trt_edge_runner.agent.config import DEFAULT_LATENCY_RUNS, DEFAULT_WARMUP_RUNS
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -91,8 +93,9 @@ def main() -> int:
         slot = work / "device" / "current"
         health_cmd = [*agent, "health", "--json", "--max-regression", "1000"]
         bench_cmd = [str(runner), "run", "--bundle", str(slot), "--phase", "decode", "--bench", "3"]
-        phases_cmd = [str(runner), "phases", "--bundle", str(slot), "--runs", "3"]
-        phases_cmd += ["--warmup", "1", "--json"]
+        phases_cmd = [str(runner), "phases", "--bundle", str(slot)]
+        phases_cmd += ["--runs", str(DEFAULT_LATENCY_RUNS), "--warmup", str(DEFAULT_WARMUP_RUNS)]
+        phases_cmd += ["--json"]
         health_s, bench_s, phases_s = [], [], []
         for _ in range(REPEAT):  # interleaved: load drift hits both alike
             seconds, done = timed(health_cmd, env)
@@ -119,7 +122,8 @@ def main() -> int:
         print(f"agent: a fresh venv with {', '.join(sorted(venv.packages))}")
         print(f"trt-edge-device health (C++ engine): median {health * 1e3:.0f} ms of {REPEAT}")
         print(f"trt-edge-run --bench 3 (decode):      median {bench * 1e3:.0f} ms of {REPEAT}")
-        print(f"trt-edge-run --phases all --runs 3:  median {phases * 1e3:.0f} ms of {REPEAT}")
+        runs = f"--runs {DEFAULT_LATENCY_RUNS}"
+        print(f"trt-edge-run --phases all {runs}: median {phases * 1e3:.0f} ms of {REPEAT}")
         print(f"python -c pass (interpreter start):  median {python_start * 1e3:.0f} ms")
         print(f"health / bench = {health / bench:.2f} (goal <= 2)")
         print(f"health / the same runs in trt-edge-run alone = {health / phases:.2f}")

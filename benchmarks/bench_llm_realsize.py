@@ -4,6 +4,9 @@
         [--max-cache-len 2048] [--fill 1900] [--columns trt-fp32,trt-8da4w,et-fp32,et-8da4w,eager]
         [--quick] [--work DIR] [--runner PATH] [--json PATH] [--attention all|filled|fused]
 
+`--columns` also takes `trt-8da4w-gN`: trt-edge's 8da4w at group size N (and its 8-bit
+embedding at N), so group sizes are compared side by side in one run.
+
 One Qwen3-0.6B-shaped folder (hidden 1,024, intermediate 3,072, 16 heads, 8 KV heads,
 head_dim 128, vocab 151,936, tied embeddings; `--layers` deep, 28 for the real shape;
 random weights written by transformers with a fixed seed plus the examples' trained
@@ -43,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -360,6 +364,12 @@ class Column:
     runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by prompt length
 
 
+def group_of(name: str) -> int:
+    """The group size of a column: `trt-8da4w-g32` is 32; the default one otherwise."""
+    found = re.fullmatch(r"trt-8da4w-g(\d+)", name)
+    return int(found.group(1)) if found else GROUP_SIZE
+
+
 def build_trt(work: Path, column: Column, scheme: str, layers: int, args: Any) -> None:
     project = work / column.name
     project.mkdir(parents=True, exist_ok=True)
@@ -369,12 +379,12 @@ def build_trt(work: Path, column: Column, scheme: str, layers: int, args: Any) -
     manifest = project / "manifest.yaml"
     manifest.write_text(
         MANIFEST.format(
-            name=f"qwen3-l{layers}-{scheme}",
+            name=f"qwen3-l{layers}-{column.name.removeprefix('trt-')}",
             max_cache_len=args.max_cache_len,
             attention=args.attention,
             prompt=PROMPT,
             prefill_max=args.prefill_max,
-            quantize=QUANTIZE.format(group=GROUP_SIZE) if scheme == "8da4w" else "",
+            quantize=QUANTIZE.format(group=group_of(column.name)) if scheme == "8da4w" else "",
         )
     )
     cache, out = project / "cold-cache", project / "out"
@@ -614,7 +624,10 @@ def main() -> int:
         args.layers, args.rounds, args.new_tokens = 2, 1, 8
         args.max_cache_len, args.fill = 640, 512
     columns = [c for c in args.columns.split(",") if c]
-    unknown = sorted(set(columns) - set(COLUMNS))
+    # trt-8da4w-gN: trt-edge's 8da4w at group size N, beside the others (issue 29, part 5).
+    unknown = sorted(
+        c for c in set(columns) - set(COLUMNS) if not re.fullmatch(r"trt-8da4w-g\d+", c)
+    )
     if unknown:
         parser.error(f"--columns: unknown {unknown}; choose from {','.join(COLUMNS)}")
     if any(c.startswith("trt-") for c in columns) and not os.access(args.runner, os.X_OK):
@@ -630,6 +643,10 @@ def main() -> int:
         "et-8da4w": f"ExecuTorch export_llm 8da4w g{GROUP_SIZE} + emb 8,0, its runner",
         "eager": "eager transformers (dynamic cache)",
     }
+    for name in columns:
+        if name not in labels:  # trt-8da4w-gN
+            group = group_of(name)
+            labels[name] = f"trt-edge 8da4w g{group} + emb 8w g{group}, C++ runner"
     table = {name: Column(name, labels[name]) for name in columns}
     state = work / "builds.json"
 
@@ -653,7 +670,7 @@ def main() -> int:
             if name == "eager":
                 column.artifact = folder / "model.safetensors"
             else:
-                kind, scheme = name.split("-")
+                kind, scheme = name.split("-")[:2]
                 with step(f"cold build {column.label}"):
                     build = build_trt if kind == "trt" else build_et
                     build(work, column, scheme, args.layers, args)

@@ -58,6 +58,17 @@ def at_least(minimum: int, what: str = "the number", hint: str = "") -> Callable
     return whole_number
 
 
+def positive_seconds(text: str) -> float:
+    """An argparse type: a duration in seconds above zero (`--every`, `--timeout`, `--wait`)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive, finite number of seconds")
+    return value
+
+
 def require_file(path: Path | str, what: str = "file", *, option: str | None = None) -> Path:
     """`path` as a Path if it is an existing, readable regular file (or a link to one)."""
     found = _require(path, what, option)

@@ -243,5 +243,5 @@ def test_health_fails_when_a_phase_regresses_past_the_install_baseline(
     result = device.run("health", "--json", "--max-regression", "0.5")
     assert result.returncode == 1
     report = json.loads(result.stdout)
-    assert "slower than the install baseline 0.000 ms (allowed 50%)" in report["reason"]
+    assert "slower than the install baseline 0.000 ms + " in report["reason"]
     assert {p["phase"] for p in report["phases"] if not p["ok"]} == {"decode", "prefill"}

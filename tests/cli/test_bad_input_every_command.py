@@ -111,6 +111,41 @@ HOST_CASES: dict[tuple[str, ...], Case] = {
     ("sign",): missing("no-bundle", "--key", Path("k.key")),
     ("verify",): missing("no-bundle", "--pubkey", Path("k.pub")),
     ("rollout",): missing("plan.yaml", "--inventory", Path("inv.yml")),
+    ("fleet", "broker-config"): Case(
+        lambda p: ["--out", str(p / "broker"), "--fleet", "lab", "--device", "cam/01"],
+        EXIT_BAD_INPUT,
+        "cam/01",
+    ),
+    ("fleet", "status"): Case(
+        lambda p: ["--broker", "broker:mqtt", "--fleet", "lab"], EXIT_BAD_INPUT, "broker:mqtt"
+    ),
+    ("fleet", "rollout"): missing(
+        "plan.yaml",
+        "--broker",
+        "b",
+        "--fleet",
+        "lab",
+        "--reference",
+        "registry.lab/m:2",
+        "--version",
+        "2.0.0",
+        "--device",
+        "cam-01",
+    ),
+    ("fleet", "command"): Case(
+        lambda p: [
+            "--broker",
+            "b",
+            "--password-file",
+            str(p / "no.password"),
+            "--fleet",
+            "lab",
+            "cam-01",
+            "hold",
+        ],
+        EXIT_BAD_INPUT,
+        "no.password",
+    ),
     ("flash",): Case(
         lambda p: ["--board", "no-board", "--bsp", str(p), "--bundle", str(p / "b.tar")],
         EXIT_BAD_INPUT,
@@ -130,6 +165,11 @@ DEVICE_CASES: dict[tuple[str, ...], Case] = {
         "device.json:1:2",
     ),
     ("rollback",): ROOT_IS_A_FILE,
+    ("mqtt",): Case(
+        lambda p: ["--broker", "b", "--fleet", "lab", "--device", "cam+01"],
+        EXIT_BAD_INPUT,
+        "cam+01",
+    ),
     # Off loopback without an API key: refused before anything listens.
     ("serve",): Case(lambda p: ["--host", "0.0.0.0"], EXIT_BAD_INPUT, "0.0.0.0"),
     ("trust", "add"): missing("r.json"),

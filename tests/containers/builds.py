@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trt_edge.containers.build_runner import ContainerLimits, build_in_container
+from trt_edge.containers.build_runner import build_in_container
+from trt_edge.containers.container_plan import ContainerLimits
 from trt_edge.pipeline.run import BuildOptions, BuildResult, build
 
 if TYPE_CHECKING:

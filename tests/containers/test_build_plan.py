@@ -13,23 +13,24 @@ from pathlib import Path
 
 import pytest
 from trt_edge.containers import catalog
-from trt_edge.containers.build_runner import (
-    CONTAINER_LABEL,
+from trt_edge.containers.build_mode import (
     MODE_ENV,
-    BuildFolders,
     BuildMode,
-    ContainerExit,
-    ContainerLimits,
-    ContainerPlan,
     ContainerSetup,
-    Mount,
-    RunImage,
     choose_mode,
-    exit_error,
-    plan_container,
     resolve_setup,
 )
+from trt_edge.containers.build_runner import ContainerExit, exit_error
 from trt_edge.containers.builder_choice import BuilderChoice, choose_builder
+from trt_edge.containers.container_plan import (
+    CONTAINER_LABEL,
+    BuildFolders,
+    ContainerLimits,
+    ContainerPlan,
+    Mount,
+    RunImage,
+    plan_container,
+)
 from trt_edge.containers.errors import (
     ContainerBuildError,
     ContainerResourceError,

@@ -20,13 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from trt_edge.containers import catalog
-from trt_edge.containers.build_runner import (
-    CONTAINER_LABEL,
-    BuildMode,
-    ContainerLimits,
-    build_in_container,
-    choose_mode,
-)
+from trt_edge.containers.build_mode import BuildMode, choose_mode
+from trt_edge.containers.build_runner import build_in_container
+from trt_edge.containers.container_plan import CONTAINER_LABEL, ContainerLimits
 from trt_edge.containers.errors import (
     ContainerBuildError,
     ContainerResourceError,

@@ -175,7 +175,7 @@ def test_without_a_flag_a_manifest_without_a_current_lock_builds_locally_and_say
     cpu_image_ref: ImageRef,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from trt_edge.containers.build_runner import choose_mode
+    from trt_edge.containers.build_mode import choose_mode
 
     monkeypatch.delenv("TRT_EDGE_BUILD_MODE", raising=False)
     mode = choose_mode(None, None, project)

@@ -32,7 +32,7 @@ CHECKOUT_DIRS = ("examples", "tests", "benchmarks", "manifests", "images", "sdk"
 # Path components that are build outputs, made by an earlier command or `make test-cpp`.
 OUTPUTS = {"dist", "build", "site"}
 # Programs a command may start; anything else is a new tool this test must learn first.
-OTHER_PROGRAMS = {"ansible", "cat", "."}
+OTHER_PROGRAMS = {"ansible", "cat", ".", "mosquitto"}
 RUNNER = CPP_SRC / "build" / "runner" / "trt-edge-run"
 CPP_CONFORMANCE = CPP_SRC / "build" / "trt_edge_conformance"
 QUICK = {("trt-edge", "validate"), ("trt-edge", "profiles")}

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 from trt_edge.fleet.execute import device_result, read_report
-from trt_edge.fleet.report import DeviceResult, decode_device_report
+from trt_edge.fleet.report import DeviceReport, DeviceResult, decode_device_report
 from trt_edge_runner.agent.health import HealthReport
+from trt_edge_runner.schemas.source import SCHEMAS
 
 LOG = Path("wave-1.log")
 SOURCE = "wave-1-reports/d.json"
@@ -130,3 +132,10 @@ def test_health_that_could_not_judge_reports_the_command_error() -> None:
     result = result_of({**raw, "rollback_rc": "-1"})
     assert result.result == "failed"
     assert result.reason == "health gate failed: nothing installed; rollback failed: "
+
+
+def test_every_field_the_report_schema_declares_is_a_field_of_the_report() -> None:
+    """The decoder reads the text fields from the schema: a field added there must have its
+    place in `DeviceReport`, or every report would fail to decode."""
+    declared = set(SCHEMAS["fleet-device-report"]["properties"])
+    assert declared == {f.name for f in dataclasses.fields(DeviceReport)}

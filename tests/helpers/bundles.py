@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 VOCAB = 16
 WIDTH = 8
 SEQ_MAX = 64
+WORK_WIDTH = 768  # build_work_model's layer width: a prefill of 128 takes milliseconds
 
 INPUTS = (
     TensorSpec("ids", "int64", (1, "seq"), (0, VOCAB)),
@@ -79,14 +80,37 @@ def build_tiny_model() -> torch.nn.Module:
     return Tiny().eval()
 
 
-def lower_tiny_model(model: torch.nn.Module, path: Path) -> Path:
-    """torch.export over seq in [1, SEQ_MAX], XNNPACK lowering, `.pte` written to `path`."""
+def build_work_model(layers: int, width: int = WORK_WIDTH) -> torch.nn.Module:
+    """A model with the tiny model's inputs and outputs whose cost is `layers` dense
+    `width` x `width` layers: the same seed and width with three times the layers does
+    about three times the work per call (the health tests' truly slower program)."""
+    import torch
+
+    class Work(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = torch.nn.Embedding(VOCAB, width)
+            self.layers = torch.nn.ModuleList(torch.nn.Linear(width, width) for _ in range(layers))
+            self.out = torch.nn.Linear(width, WIDTH)
+
+        def forward(self, ids: torch.Tensor, scale: torch.Tensor) -> tuple[torch.Tensor]:
+            hidden = self.emb(ids)
+            for layer in self.layers:
+                hidden = torch.relu(layer(hidden))
+            return (self.out(hidden) * scale,)
+
+    torch.manual_seed(7)
+    return Work().eval()
+
+
+def lower_tiny_model(model: torch.nn.Module, path: Path, seq_max: int = SEQ_MAX) -> Path:
+    """torch.export over seq in [1, seq_max], XNNPACK lowering, `.pte` written to `path`."""
     import torch
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.exir import to_edge_transform_and_lower
     from torch.export import Dim, export
 
-    seq = Dim("seq", min=1, max=SEQ_MAX)
+    seq = Dim("seq", min=1, max=seq_max)
     exported = export(
         model,
         (torch.zeros(1, 4, dtype=torch.int64), torch.ones(1)),

@@ -55,7 +55,7 @@ def skip_or_fail(reason: str) -> None:
 
 @pytest.fixture(scope="session")
 def docker_client() -> Iterator[DockerClient]:
-    from trt_edge.containers.engine import connect
+    from trt_edge.containers.daemon import connect
     from trt_edge.containers.errors import ContainerError
 
     try:

@@ -119,7 +119,7 @@ def test_build_warns_when_a_boards_memory_less_headroom_cannot_hold_the_bundle(
     """Built for the Orin Nano with a headroom that leaves the 4 GiB module 8 MiB: the
     build warns for that module only (stage cache: export, lowering and validation are
     the mini's own); the option overrides the manifest's headroom."""
-    from trt_edge.cli.build import memory_lines
+    from trt_edge.cli._build import memory_lines
     from trt_edge.library_noise import quiet_library_noise
     from trt_edge.pipeline.run import BuildOptions, build
 

@@ -47,7 +47,7 @@ def test_stage_names_are_unique_and_summaries_fit_one_line() -> None:
 
 def test_the_progress_display_draws_one_line_per_stage_in_order() -> None:
     from rich.console import Console
-    from trt_edge.cli.build import RichProgress
+    from trt_edge.cli._build import RichProgress
 
     console = Console(file=io.StringIO(), width=120)
     with RichProgress(console) as progress:

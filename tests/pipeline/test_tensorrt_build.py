@@ -172,12 +172,21 @@ def test_runner_refuses_a_tensorrt_rtx_bundle_naming_what_is_missing(
     assert "libnvinfer" in text
 
 
-def test_target_chooses_the_compute_capabilities(tmp_path: Path) -> None:
-    manifest = _example(tmp_path, "vision")
+def _vision_for_ada(tmp: Path, precision: str) -> dict[str, Any]:
+    """bundle.json of the vision example built for `x86-rtx-ada` at `precision`."""
+    manifest = _example(tmp, "vision")
     text = manifest.read_text().replace("x86-rtx]", "x86-rtx, x86-rtx-ada]")
-    manifest.write_text(text)
-    result = _build(manifest, tmp_path, target="x86-rtx-ada")
-    doc = _bundle(result)
+    manifest.write_text(text.replace("precision: fp32", f"precision: {precision}"))
+    return _bundle(_build(manifest, tmp, target="x86-rtx-ada"))
+
+
+@pytest.fixture(scope="module")
+def vision_fp32(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _vision_for_ada(tmp_path_factory.mktemp("trt-vision-fp32"), "fp32")
+
+
+def test_target_chooses_the_compute_capabilities(vision_fp32: dict[str, Any]) -> None:
+    doc = vision_fp32
     engine = doc["delegates"][0]["engine"]
     assert engine["compute_capabilities"] == ["8.9"] and doc["target"]["sm"] == "8.9"
     # The vision model's batch profiles, in order, on its one input.
@@ -187,6 +196,31 @@ def test_target_chooses_the_compute_capabilities(tmp_path: Path) -> None:
         {"min": [9, 3, 32, 32], "opt": [16, 3, 32, 32], "max": [32, 3, 32, 32]},
     ]
     assert engine["outputs"] == [{"name": "output_0", "dtype": "FLOAT", "shape": [-1, 10]}]
+
+
+def test_fp16_on_a_strongly_typed_flavour_is_the_networks_own_type(
+    vision_fp32: dict[str, Any], tmp_path: Path
+) -> None:
+    half = _vision_for_ada(tmp_path, "fp16")["delegates"][0]["engine"]
+    full = vision_fp32["delegates"][0]["engine"]
+    assert half["precision"] == "fp16" and full["precision"] == "fp32"
+    # The engine's I/O keeps the manifest's dtypes (cast at the edges), its profiles too ...
+    assert (half["inputs"], half["outputs"]) == (full["inputs"], full["outputs"])
+    assert half["profiles"] == full["profiles"]
+    # ... and the builder's own memory report says the weights it holds are fp16: the
+    # conv/linear weights halve (the CNN's few biases and norms are a fixed remainder).
+    assert half["weights_bytes"] < 0.7 * full["weights_bytes"], (half, full)
+
+
+def test_fp16_of_a_model_that_fixes_its_own_dtypes_names_why_and_the_way_out(
+    tmp_path: Path,
+) -> None:
+    manifest = _example(tmp_path, "tiny_llm")  # rotary angles and the write mask: fp32
+    manifest.write_text(manifest.read_text().replace("precision: fp32", "precision: fp16"))
+    with pytest.raises(LoweringError) as info:
+        _build(manifest, tmp_path)
+    assert "must have identical types" in str(info.value)
+    assert info.value.hint is not None and "build.precision: fp32" in info.value.hint
 
 
 def _line_of(path: Path, needle: str) -> int:
@@ -233,14 +267,14 @@ def test_an_operator_the_exporter_cannot_convert_is_refused_with_its_name(
     assert "No ONNX function found" in text
 
 
-def test_reduced_precision_on_a_strongly_typed_flavour_is_refused_at_its_line(
+def test_a_precision_a_strongly_typed_flavour_cannot_take_is_refused_at_its_line(
     write_project: WriteProject, tmp_path: Path
 ) -> None:
-    path = write_project(manifest=_rtx_manifest().replace("precision: fp32", "precision: fp16"))
+    path = write_project(manifest=_rtx_manifest().replace("precision: fp32", "precision: bf16"))
     with pytest.raises(LoweringError) as info:
         _build(path, tmp_path)
     assert f"{path}:{_line_of(path, 'precision:')}:" in str(info.value)
-    assert "strongly typed" in str(info.value)
+    assert "strongly typed" in str(info.value) and "fp32 or fp16" in str(info.value)
 
 
 def test_a_program_with_mutable_buffers_is_refused_before_any_engine_is_built(

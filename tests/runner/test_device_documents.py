@@ -45,7 +45,9 @@ SHA = "ab" * 32
 
 
 def _state() -> AgentState:
-    info = SlotInfo("tiny", "1.2.0", SHA, "2026-01-01T00:00:00Z", {"decode": 1.5}, "key-1")
+    info = SlotInfo(
+        "tiny", "1.2.0", SHA, "2026-01-01T00:00:00Z", {"decode": 1.5}, "key-1", {"decode": 0.2}
+    )
     return AgentState(
         active="A",
         previous=None,
@@ -89,9 +91,19 @@ def test_a_broken_state_json_names_the_file_and_the_field(edit: Any, field: str)
     assert "restore it or reinstall" in (refused.value.hint or "")
 
 
+def test_a_schema_2_state_without_baseline_spreads_is_still_read() -> None:
+    doc = json.loads(_state().to_json())
+    assert doc["schema"] == 3
+    doc["schema"] = 2
+    del doc["slots"]["A"]["baseline_spread_ms"]
+    info = decode_state(json.dumps(doc).encode(), "state.json").slots["A"]
+    assert info is not None and info.baseline_ms == {"decode": 1.5}
+    assert info.baseline_spread_ms == {}
+
+
 def test_a_newer_state_schema_is_refused_before_its_shape() -> None:
-    with pytest.raises(AgentConfigError, match="schema 3 is newer than this agent reads"):
-        decode_state(b'{"schema": 3}', "state.json")
+    with pytest.raises(AgentConfigError, match="schema 4 is newer than this agent reads"):
+        decode_state(b'{"schema": 4}', "state.json")
 
 
 def test_device_json_as_documented_decodes(tmp_path: Path) -> None:
@@ -101,6 +113,7 @@ def test_device_json_as_documented_decodes(tmp_path: Path) -> None:
             "max_latency_regression": 0.5,
             "latency_budget_ms": 40,
             "latency_noise_ms": None,
+            "latency_spread_factor": 2,
         },
         "runner": "/opt/trt-edge/runner/bin/trt-edge-run",
         "runner_timeout_s": 600,
@@ -109,7 +122,7 @@ def test_device_json_as_documented_decodes(tmp_path: Path) -> None:
     }
     path.write_text(json.dumps(doc))
     assert decode_device_config(path) == DeviceConfig(
-        HealthSettings(0.5, 40.0, 0.05),
+        HealthSettings(0.5, 40.0, 1.0, 2.0),
         RunnerSettings("cpp", "/opt/trt-edge/runner/bin/trt-edge-run", 600.0),
     )
     assert decode_device_config(tmp_path / "absent.json") == DeviceConfig()
@@ -120,6 +133,7 @@ def test_device_json_as_documented_decodes(tmp_path: Path) -> None:
     [
         ({"health": {"latency_budget_ms": "fast"}}, "health.latency_budget_ms"),
         ({"health": {"max_latency_regression": -1}}, "health.max_latency_regression"),
+        ({"health": {"latency_spread_factor": "3x"}}, "health.latency_spread_factor"),
         ({"engine": "gpu"}, "engine"),
         ({"runner": ""}, "runner"),
         ({"runner_timeout_s": 0}, "runner_timeout_s"),
@@ -196,7 +210,9 @@ def _health() -> HealthReport:
         version="1.2.0",
         settings=asdict(HealthSettings()),
         phases=[
-            PhaseHealth("decode", False, 9.0, 1.0, "9 ms exceeds 1 ms"),
+            PhaseHealth("decode", False, 9.0, 1.0, "median 9 ms is 800% slower", 15, 0.3, 0.1),
+            PhaseHealth("prefill", True, 2.0, 1.5, "median 2 ms is within", 15, 0.1, 0.1),
+            PhaseHealth("vision", True, 0.1, 0.1, "within", 15, 0.0, None, 1.0, 1.1, "floor"),
             PhaseHealth("p", True, None, None),
         ],
         reason="decode: 9 ms exceeds 1 ms",
@@ -208,6 +224,18 @@ def test_health_json_as_written_decodes_to_the_same_report() -> None:
     text = json.dumps(_health().to_dict(), sort_keys=True)
     assert check("device-health", json.loads(text)) is None
     assert decode_health(text, "health") == _health()
+
+
+def test_health_json_of_a_device_before_latency_spreads_decodes() -> None:
+    """What an older device prints: no spread factor, no per-phase judgement figures."""
+    doc = _health().to_dict()
+    del doc["settings"]["latency_spread_factor"]
+    doc["phases"] = [
+        {k: p[k] for k in ("phase", "ok", "latency_ms", "baseline_ms")} for p in doc["phases"]
+    ]
+    report = decode_health(json.dumps(doc), "health")
+    assert isinstance(report, HealthReport) and "latency_spread_factor" not in report.settings
+    assert report.phases[0] == PhaseHealth("decode", False, 9.0, 1.0)
 
 
 def test_health_json_that_is_the_commands_error_document_decodes_as_a_failure() -> None:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
+from trt_edge_runner.agent.config import DEFAULT_LATENCY_RUNS
 from trt_edge_runner.agent.errors import AgentError, InstallRefused, NothingInstalled
 from trt_edge_runner.agent.facts import fingerprint_mismatches
 from trt_edge_runner.agent.memory_check import MemoryCheck
@@ -63,6 +64,7 @@ class InstallResult:
     previous: SlotInfo | None
     baseline_ms: dict[str, float]
     recovered: list[str]
+    baseline_spread_ms: dict[str, float]
     floor: str  # the model's version floor after this install
     downgrade: str | None = None  # what --allow-downgrade let through, if anything
 
@@ -198,7 +200,8 @@ class _Install(_Transaction):
     staging: Path | None = None  # "extracted": the verified files
     slot: str = ""  # "slot_released": the slot being written
     released: AgentState | None = None  # "slot_released": the state without that slot
-    baseline: dict[str, float] = field(default_factory=dict)  # "smoke_tested"
+    baseline: dict[str, float] = field(default_factory=dict)  # "smoke_tested": medians
+    baseline_spread: dict[str, float] = field(default_factory=dict)  # "smoke_tested": MADs
     was: SlotInfo | None = None  # "switched": the model that was active
 
 
@@ -297,7 +300,8 @@ def _fill_slot(tx: _Install) -> None:
 
 def _smoke_test(tx: _Install) -> None:
     """Run every phase in the new slot: any failure refuses the install with the previous model
-    still active; the medians become the slot's health baseline (none with `smoke=False`)."""
+    still active; each phase's median and spread become the slot's health baseline (none
+    with `smoke=False`)."""
     manifest = _have(tx.manifest)
     try:
         timings: list[PhaseTiming] = []
@@ -308,9 +312,17 @@ def _smoke_test(tx: _Install) -> None:
             f"{tx.tar_path}: smoke run of {manifest.name} {manifest.version} in slot {tx.slot} "
             f"failed, previous model stays active: {exc}"
         ) from None
-    tx.baseline = {t.phase: round(t.median_ms, 4) for t in timings}
+    summaries = {t.phase: t.summary for t in timings}
+    tx.baseline = {phase: round(s.median_ms, 4) for phase, s in summaries.items()}
+    tx.baseline_spread = {phase: round(s.spread_ms, 4) for phase, s in summaries.items()}
     if tx.smoke:
-        tx.say("smoke run ok: " + ", ".join(f"{p} {ms:.2f} ms" for p, ms in tx.baseline.items()))
+        tx.say(
+            "smoke run ok: "
+            + ", ".join(
+                f"{p} {s.median_ms:.3f} ms (spread {s.spread_ms:.3f}, {s.runs} runs)"
+                for p, s in summaries.items()
+            )
+        )
 
 
 def _switch_to_new(tx: _Install) -> None:
@@ -324,6 +336,7 @@ def _switch_to_new(tx: _Install) -> None:
         bundle_sha256=tx.bundle_sha256,
         installed_at=at,
         baseline_ms=tx.baseline,
+        baseline_spread_ms=tx.baseline_spread,
         key_id=_have(tx.signature).key_id,
     )
     tx.was = was = released.info(released.active)
@@ -362,7 +375,7 @@ def install_bundle(
     keys_dir: Path,
     facts: dict[str, str | None],
     *,
-    smoke_runs: int = 3,
+    smoke_runs: int = DEFAULT_LATENCY_RUNS,
     smoke: bool = True,
     engine: PhaseEngine | None = None,
     allow_downgrade: bool = False,
@@ -407,6 +420,7 @@ def install_bundle(
         previous=tx.was,
         baseline_ms=tx.baseline,
         recovered=tx.recovered,
+        baseline_spread_ms=tx.baseline_spread,
         floor=_have(tx.floor).floor.version,
         downgrade=tx.downgrade,
     )

@@ -91,8 +91,20 @@ def _tupled(value: Any) -> Any:
 
 def read_record(cls: type[_Record], obj: Mapping[str, Any]) -> _Record:
     """The record `cls` from an object of a runner document already checked against its
-    schema (so every field is there, of its type): lists become tuples, nothing else moves."""
-    return cls(**{f.name: _tupled(obj[f.name]) for f in dataclasses.fields(cls)})
+    schema (so every required field is there, of its type; an optional one the document
+    omits keeps the record's default): lists become tuples, nothing else moves."""
+    return cls(
+        **{
+            f.name: _tupled(obj[f.name])
+            for f in dataclasses.fields(cls)
+            if f.name in obj or not _has_default(f)  # a missing required field: KeyError
+        }
+    )
+
+
+def _has_default(f: dataclasses.Field[Any]) -> bool:
+    """Whether the record field `f` is optional in its document (it has a default)."""
+    return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
 
 
 @dataclass(frozen=True)
@@ -110,6 +122,7 @@ class PhaseRun:
     first_ms: float
     inputs: tuple[dict[str, Any], ...]
     outputs: tuple[dict[str, Any], ...]
+    runs_ms: tuple[float, ...] = ()  # every timed run, in order (optional in the document)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
-"""Run every phase of a bundle once to warm up, then a few timed runs: the install smoke test
-and the health check share this so their latencies are comparable.
+"""Run every phase of a bundle a few times to warm up, then many timed runs: the install smoke
+test (which records the baseline) and the health check share this, with the same counts,
+so their latencies are comparable.
 
 Inputs are random arrays at each phase's profile `opt` shape (the shape the
 engine was tuned for); `auto` phases use profile 0's; integer inputs stay inside
-their declared `values`. Timing is the runner's own measurement of `execute`,
-median of `runs`.
+their declared `values`. Timing is the runner's own measurement of `execute`; every
+timed run is kept, and `agent/latency.py` summarises them (median, spread).
 
 Two engines do it. `CppEngine` (the default) runs the C++ runner `trt-edge-run
 phases` as a child process, so a crash inside ExecuTorch is a failed run,
@@ -16,12 +17,17 @@ opt-in (`--engine python`, device.json `engine`) for a device that has it.
 from __future__ import annotations
 
 import argparse
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from trt_edge_runner.agent.config import find_runner, load_runner_settings
+from trt_edge_runner.agent.config import (
+    DEFAULT_LATENCY_RUNS,
+    DEFAULT_WARMUP_RUNS,
+    find_runner,
+    load_runner_settings,
+)
+from trt_edge_runner.agent.latency import LatencySummary, summarize
 from trt_edge_runner.agent.runner_process import RunnerProcess
 from trt_edge_runner.bundle_format import BundleManifest
 from trt_edge_runner.runner import Runner
@@ -30,9 +36,19 @@ from trt_edge_runner.tensors import random_inputs
 
 @dataclass(frozen=True)
 class PhaseTiming:
+    """One phase's timed runs (ms, in the order they ran), after its warm-up runs."""
+
     phase: str
     profile: int
-    median_ms: float
+    runs_ms: tuple[float, ...]
+
+    @property
+    def summary(self) -> LatencySummary:
+        return summarize(self.runs_ms)
+
+    @property
+    def median_ms(self) -> float:
+        return self.summary.median_ms
 
 
 class PhaseEngine(Protocol):
@@ -41,8 +57,8 @@ class PhaseEngine(Protocol):
     @property
     def name(self) -> str: ...
 
-    def run_every_phase(self, bundle_dir: Path, runs: int) -> list[PhaseTiming]:
-        """Warm-up then `runs` timed runs per phase; a TrtEdgeError for any failure."""
+    def run_every_phase(self, bundle_dir: Path, runs: int, warmup: int) -> list[PhaseTiming]:
+        """`warmup` untimed then `runs` timed runs per phase; a TrtEdgeError for any failure."""
         ...
 
 
@@ -53,9 +69,10 @@ class CppEngine:
     runner: RunnerProcess
     name: str = "cpp"
 
-    def run_every_phase(self, bundle_dir: Path, runs: int) -> list[PhaseTiming]:
-        _doc, phases = self.runner.run_phases(bundle_dir, runs)
-        return [PhaseTiming(p.phase, p.profile, p.median_ms) for p in phases]
+    def run_every_phase(self, bundle_dir: Path, runs: int, warmup: int) -> list[PhaseTiming]:
+        _doc, phases = self.runner.run_phases(bundle_dir, runs, warmup=warmup)
+        # A runner that reports no runs_ms (the field is optional) has only its median.
+        return [PhaseTiming(p.phase, p.profile, p.runs_ms or (p.median_ms,)) for p in phases]
 
 
 @dataclass(frozen=True)
@@ -64,15 +81,16 @@ class PythonEngine:
 
     name: str = "python"
 
-    def run_every_phase(self, bundle_dir: Path, runs: int) -> list[PhaseTiming]:
+    def run_every_phase(self, bundle_dir: Path, runs: int, warmup: int) -> list[PhaseTiming]:
         runner = Runner.open(bundle_dir)
         timings: list[PhaseTiming] = []
         for phase in runner.phases:
             profile, dims = phase_dims(runner.manifest, phase)
             inputs = random_inputs(runner.manifest, dims, seed=0)
-            runner.run(phase, inputs)
-            seconds = [runner.run(phase, inputs).seconds for _ in range(runs)]
-            timings.append(PhaseTiming(phase, profile, statistics.median(seconds) * 1000.0))
+            for _ in range(warmup):
+                runner.run(phase, inputs)
+            ms = tuple(runner.run(phase, inputs).seconds * 1000.0 for _ in range(runs))
+            timings.append(PhaseTiming(phase, profile, ms))
         return timings
 
 
@@ -84,11 +102,16 @@ def phase_dims(manifest: BundleManifest, phase: str) -> tuple[int, dict[str, int
     return index, manifest.profiles[index].opt_symbols()
 
 
-def run_every_phase(bundle_dir: Path, engine: PhaseEngine, runs: int = 3) -> list[PhaseTiming]:
+def run_every_phase(
+    bundle_dir: Path,
+    engine: PhaseEngine,
+    runs: int = DEFAULT_LATENCY_RUNS,
+    warmup: int = DEFAULT_WARMUP_RUNS,
+) -> list[PhaseTiming]:
     """Time each phase of `bundle_dir` with `engine`; a TrtEdgeError on any failure."""
-    if runs < 1:
-        raise ValueError(f"runs must be at least 1, got {runs}")
-    return engine.run_every_phase(bundle_dir, runs)
+    if runs < 1 or warmup < 0:
+        raise ValueError(f"runs must be at least 1 and warmup at least 0, got {runs}, {warmup}")
+    return engine.run_every_phase(bundle_dir, runs, warmup)
 
 
 def open_runner(args: argparse.Namespace, *, probe: bool = True) -> RunnerProcess:

@@ -36,10 +36,12 @@ from trt_edge_runner.trust_record import TrustRecord
 from trt_edge_runner.versions import VersionError, parse_version
 
 SLOTS = ("A", "B")
-STATE_SCHEMA = 2
+STATE_SCHEMA = 3
 # Schema 1 (no floors, history or trust record) is still read: its floors are derived
-# from the versions its slots hold, so upgrading the agent never lowers a floor.
-READABLE_SCHEMAS = (1, 2)
+# from the versions its slots hold, so upgrading the agent never lowers a floor. Schema 2
+# is schema 3 without the slots' `baseline_spread_ms` (its health judges without the
+# spread term); a schema-2 agent refuses 3 by its number, not by an unknown key.
+READABLE_SCHEMAS = (1, 2, 3)
 # The history keeps the most recent events only: state.json stays a few KiB.
 HISTORY_LIMIT = 64
 
@@ -52,9 +54,11 @@ class SlotInfo:
     version: str
     bundle_sha256: str
     installed_at: str
-    baseline_ms: dict[str, float] = field(default_factory=dict)
+    baseline_ms: dict[str, float] = field(default_factory=dict)  # per phase: the median
     # Id of the key whose signature was accepted at install (rollback refuses a revoked one).
     key_id: str | None = None
+    # Per phase: the median absolute deviation of the install's timed runs (agent/latency.py).
+    baseline_spread_ms: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,12 @@
 """`trt-edge-device health [--json]`: run every phase; exit 1 when the gate fails.
 
 Run every phase of the active bundle (in the C++ runner trt-edge-run, a child
-process) and compare its latency with the baseline recorded at install. Exit 1
-when a phase fails (the runner refuses, crashes or times out), regresses more
-than allowed, or exceeds the device's latency budget (device.json `health`).
+process), --warmup untimed then --runs timed runs each, and compare the median with
+the baseline recorded at install. Exit 1 when a phase fails (the runner refuses,
+crashes or times out), exceeds the device's latency budget, or is slower than its
+baseline by more than the largest of the relative bound, the install spread times
+its factor and the absolute floor (device.json `health`). Each phase's line says
+which of them set its limit.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import sys
 from dataclasses import replace
 
 from trt_edge_runner.agent.config import (
+    DEFAULT_LATENCY_RUNS,
+    DEFAULT_WARMUP_RUNS,
     add_location_arguments,
     add_runner_arguments,
     load_health_settings,
@@ -34,7 +39,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="allowed slowdown vs baseline as a fraction (0.5 = 50%%); overrides device.json",
     )
     parser.add_argument(
-        "--runs", type=at_least(1), default=3, help="timed runs per phase (at least 1)"
+        "--runs",
+        type=at_least(1),
+        default=DEFAULT_LATENCY_RUNS,
+        help=f"timed runs per phase, judged by their median (default {DEFAULT_LATENCY_RUNS})",
+    )
+    parser.add_argument(
+        "--warmup",
+        type=at_least(0),
+        default=DEFAULT_WARMUP_RUNS,
+        help=f"untimed runs per phase first (default {DEFAULT_WARMUP_RUNS}, as at install)",
     )
     add_location_arguments(parser)
     add_runner_arguments(parser, default_engine="cpp")
@@ -50,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         settings,
         lambda: open_engine(args, probe=False),
         runs=args.runs,
+        warmup=args.warmup,
     )
     if args.json:
         print(json.dumps(report.to_dict(), sort_keys=True))
@@ -57,12 +72,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"{report.name} {report.version} (slot {report.slot})")
         for phase in report.phases:
             mark = "ok  " if phase.ok else "FAIL"
-            base = f" (baseline {phase.baseline_ms:.3f} ms)" if phase.baseline_ms else ""
-            print(f"  {mark} {phase.phase}: {phase.latency_ms:.3f} ms{base} {phase.reason}")
+            spreads = f"spread {_ms(phase.spread_ms)}, at install {_ms(phase.baseline_spread_ms)}"
+            print(f"  {mark} {phase.phase}: {phase.reason} ({spreads})")
     if not report.ok:  # the job ran and found problems: a report, not an error
         print(f"{args.command_prog}: FAILED: {report.reason}", file=sys.stderr)
         return 1
     return 0
+
+
+def _ms(value: float | None) -> str:
+    return "none" if value is None else f"{value:.3f} ms"
 
 
 COMMAND = Command(

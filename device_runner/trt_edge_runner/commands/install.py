@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from trt_edge_runner.agent.config import (
+    DEFAULT_LATENCY_RUNS,
     add_location_arguments,
     add_runner_arguments,
     load_health_settings,
@@ -35,7 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bundle_tar", metavar="BUNDLE.tar", type=Path)
     add_json_argument(parser)
     parser.add_argument(
-        "--smoke-runs", type=at_least(1), default=3, help="timed runs per phase (at least 1)"
+        "--smoke-runs",
+        type=at_least(1),
+        default=DEFAULT_LATENCY_RUNS,
+        help="timed runs per phase; their median and spread are the health baseline "
+        f"(default {DEFAULT_LATENCY_RUNS})",
     )
     parser.add_argument(
         "--allow-downgrade",
@@ -100,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
             "version": result.version,
             "previous_version": previous.version if previous else None,
             "baseline_ms": result.baseline_ms,
+            "baseline_spread_ms": result.baseline_spread_ms,
             "recovered": result.recovered,
             "floor": result.floor,
             "downgrade": result.downgrade,

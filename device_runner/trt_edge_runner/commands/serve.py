@@ -10,14 +10,13 @@ Needs the `serve` extra (`pip install 'trt-edge-runner[serve]'`).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 from pathlib import Path
 
-from trt_edge_runner.agent.config import add_location_arguments, find_runner, load_runner_settings
-from trt_edge_runner.cli_args import at_least, require_dir
+from trt_edge_runner.agent.config import add_location_arguments
+from trt_edge_runner.cli_args import at_least
 from trt_edge_runner.cli_shell import Command
-from trt_edge_runner.errors import UsageError, Where
+from trt_edge_runner.errors import UsageError
 from trt_edge_runner.memory_budget import DEFAULT_HEADROOM_MIB, MEMINFO
 
 DEFAULT_HOST = "127.0.0.1"
@@ -113,42 +112,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def serve_from_arguments(args: argparse.Namespace, bundle: Path | None, root: Path) -> int:
-    """Check the options, find the runner, serve until stopped (both CLIs end here)."""
+    """Serve until stopped (both CLIs end here), or say which extra is missing."""
     try:
-        from trt_edge_runner.serve.exposure import checked_exposure
-        from trt_edge_runner.serve.loaded_model import ServeOptions
-        from trt_edge_runner.serve.server import Source, configure_logging, serve
+        from trt_edge_runner.serve.launch import launch  # starlette, uvicorn: only now
     except ImportError as exc:
         raise UsageError(
             f"the service needs the serve extra ({exc.name} is not installed)",
             hint="pip install 'trt-edge-runner[serve]'",
         ) from None
-    if args.request_timeout <= 0:
-        raise UsageError(
-            "must be a positive number of seconds", where=Where(option="--request-timeout")
-        )
-    exposure = checked_exposure(args.host, args.port, args.api_key, args.tls_cert, args.tls_key)
-    bundle = (
-        None
-        if args.bundle is None
-        else require_dir(args.bundle, "bundle directory", option="--bundle")
-    )
-    settings = load_runner_settings(args.config)
-    runner = find_runner(args.runner, args.config, settings)
-    options = ServeOptions(
-        runner=runner.path,
-        max_queue=args.max_queue,
-        timeout_s=args.request_timeout,
-        verify=not args.no_verify,
-        engine_threads=args.engine_threads,
-    )
-    if hasattr(args, "meminfo"):  # only the device's CLI swaps (the host's serves one bundle)
-        options = dataclasses.replace(
-            options, meminfo=args.meminfo, memory_headroom_mib=args.memory_headroom_mib
-        )
-    configure_logging()
-    serve(Source(bundle, root), options, exposure)
-    return 0
+    return launch(args, bundle, root)
 
 
 COMMAND = Command(

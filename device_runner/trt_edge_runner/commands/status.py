@@ -57,6 +57,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"active:   slot {state.active}: {active.name} {active.version}")
         print(f"          installed {active.installed_at}, baseline {active.baseline_ms}")
+        if active.baseline_spread_ms:  # none in a state written before spreads were kept
+            print(
+                f"          baseline spread (median absolute deviation) {active.baseline_spread_ms}"
+            )
     if previous is None:
         print("previous: none (rollback unavailable)")
     else:

@@ -597,8 +597,9 @@ RUNNER_TARBALL = document(
     ),
 )
 
-# state.json (agent/store.py). Schema 1 (no floors, history or trust) is still read, and a
-# document without `schema` is schema 1; the reader refuses a newer schema before this.
+# state.json (agent/store.py). Schemas 1 (no floors, history or trust) and 2 (no baseline
+# spreads) are still read, and a document without `schema` is schema 1; the reader refuses
+# a newer schema before this.
 SLOT = enum("A", "B")
 
 
@@ -612,7 +613,13 @@ def _record(required: dict[str, Schema], optional: dict[str, Schema], closed: bo
 def slot_info(closed: bool) -> Schema:
     return _record(
         {k: string() for k in ("name", "version", "bundle_sha256", "installed_at")},
-        {"baseline_ms": mapping(number()), "key_id": nullable(string())},
+        {
+            "baseline_ms": mapping(number()),
+            # The median absolute deviation of each phase's install runs; absent in a state
+            # written before it was kept (health then judges without the spread term).
+            "baseline_spread_ms": mapping(number(minimum=0)),
+            "key_id": nullable(string()),
+        },
         closed,
     )
 
@@ -650,13 +657,13 @@ AGENT_STATE = document(
         "anyOf": [
             obj(
                 {
-                    "schema": const(2),
+                    "schema": enum(2, 3),
                     **STATE_CORE,
                     "floors": mapping(floor(True)),
                     "history": array(event(True)),
                     "trust": TRUST_RECORD,
                 },
-                description="schema 2: what the agent writes",
+                description="schema 3: what the agent writes; 2: the same without baseline spreads",
             ),
             obj(STATE_CORE, {"schema": const(1)}, description="schema 1: still read"),
         ]
@@ -677,6 +684,7 @@ DEVICE_CONFIG = document(
                     "max_latency_regression": nullable(NON_NEGATIVE_NUMBER),
                     "latency_budget_ms": nullable(NON_NEGATIVE_NUMBER),
                     "latency_noise_ms": nullable(NON_NEGATIVE_NUMBER),
+                    "latency_spread_factor": nullable(NON_NEGATIVE_NUMBER),
                 },
             ),
             "engine": enum("cpp", "python"),
@@ -731,17 +739,27 @@ DEVICE_HEALTH = document(
                     "max_latency_regression": NON_NEGATIVE_NUMBER,
                     "latency_budget_ms": nullable(NON_NEGATIVE_NUMBER),
                     "latency_noise_ms": NON_NEGATIVE_NUMBER,
-                }
+                },
+                {"latency_spread_factor": NON_NEGATIVE_NUMBER},  # absent from older devices
             ),
             "phases": array(
                 obj(
                     {
                         "phase": string(),
                         "ok": BOOLEAN,
-                        "latency_ms": nullable(number()),
+                        "latency_ms": nullable(number()),  # the median of `runs`
                         "baseline_ms": nullable(number()),
                     },
-                    {"reason": string()},
+                    {
+                        "reason": string(),
+                        # Absent from older devices: what the judgement used and decided.
+                        "runs": integer(minimum=1),
+                        "spread_ms": nullable(number(minimum=0)),
+                        "baseline_spread_ms": nullable(number(minimum=0)),
+                        "allowed_ms": nullable(number()),
+                        "limit_ms": nullable(number()),
+                        "bound_by": nullable(enum("relative", "spread", "floor", "budget")),
+                    },
                 )
             ),
         },
@@ -817,6 +835,126 @@ FLEET_METRICS_REPORT = document(
     ),
 )
 
+# ---- pull fleets: reports and commands over MQTT (trt_edge_runner/link) --------------------
+# A device behind NAT connects out to a broker; these documents cross it. Reports a device
+# sends are open (the fleet reads devices of other versions); what a device is told is closed,
+# so a misspelt field is refused naming it, never silently ignored.
+LINK_SCHEMA_VERSION = 1
+PULL_TARGET = obj({"reference": string(minLength=1), "version": string(minLength=1)}, closed=True)
+
+# ROOT/desired.json: what the link was told, read by the follower (`trt-edge-device follow`)
+# on every poll. `hold` stops new installs; `target` pins one reference instead of the channel.
+DESIRED = document(
+    "desired",
+    "what a pull device was told to run, ROOT/desired.json",
+    obj(
+        {
+            "schema_version": const(LINK_SCHEMA_VERSION),
+            "hold": BOOLEAN,
+            "target": nullable(PULL_TARGET),
+            "command_id": string(),
+            "issued_at": string(),
+        },
+        closed=True,
+    ),
+)
+
+# trt-edge/<fleet>/<device>/command: a rollout command (the operator → one device).
+LINK_COMMAND = document(
+    "link-command",
+    "a command to one device, on trt-edge/<fleet>/<device>/command",
+    obj(
+        {
+            "schema_version": const(LINK_SCHEMA_VERSION),
+            "command_id": string(minLength=1),
+            "action": enum("update", "hold", "resume", "rollback"),
+            "issued_at": string(),
+        },
+        {"target": nullable(PULL_TARGET)},
+        closed=True,
+    ),
+)
+
+# trt-edge/<fleet>/<device>/ack: what became of one command.
+LINK_ACK = document(
+    "link-ack",
+    "a device's answer to one command, on trt-edge/<fleet>/<device>/ack",
+    obj(
+        {
+            "schema_version": integer(),
+            "device": string(),
+            "command_id": nullable(string()),
+            "outcome": enum("done", "refused", "failed"),
+            "message": string(),
+            "at": string(),
+        },
+        {"field": nullable(string()), "action": nullable(string())},
+    ),
+)
+
+LINK_HEALTH = obj(
+    {"ok": BOOLEAN, "version": nullable(string()), "reason": string(), "at": string()}
+)
+# trt-edge/<fleet>/<device>/state (retained): what the device runs and how it is doing.
+LINK_STATE = document(
+    "link-state",
+    "a device's retained state, on trt-edge/<fleet>/<device>/state",
+    obj(
+        {
+            "schema_version": integer(),
+            "device": string(),
+            "name": nullable(string()),
+            "version": nullable(string()),
+            "slot": nullable(SLOT),
+            "previous_version": nullable(string()),
+            "at": string(),
+        },
+        {
+            "health": nullable(LINK_HEALTH),
+            "metrics": nullable(string()),
+            "metrics_error": nullable(string()),
+            "desired": nullable(OPEN_OBJECT),
+            "agent_error": nullable(string()),
+        },
+    ),
+)
+
+# trt-edge/<fleet>/<device>/online (retained; the broker publishes `false` as the will).
+LINK_PRESENCE = document(
+    "link-presence",
+    "whether a device's link is connected, on trt-edge/<fleet>/<device>/online",
+    obj({"schema_version": integer(), "online": BOOLEAN}),
+)
+
+# `trt-edge fleet status --json` (sdk/trt_edge/fleet/mqtt/status_view.py): the fleet as the
+# broker holds it.
+FLEET_STATUS = document(
+    "fleet-status",
+    "trt-edge fleet status --json",
+    obj(
+        {
+            "schema_version": const(LINK_SCHEMA_VERSION),
+            "fleet": string(),
+            "devices": array(
+                obj(
+                    {
+                        "device": string(),
+                        "online": nullable(BOOLEAN),
+                        "name": nullable(string()),
+                        "version": nullable(string()),
+                        "slot": nullable(SLOT),
+                        "previous_version": nullable(string()),
+                        "health": nullable(LINK_HEALTH),
+                        "last_seen": nullable(string()),
+                        "hold": nullable(BOOLEAN),
+                        "problems": array(string()),
+                    }
+                )
+            ),
+        }
+    ),
+)
+
 # name -> schema: the files `python -m trt_edge_runner.schemas --write` writes.
 SCHEMAS: dict[str, Schema] = {
     s["$id"].removeprefix(ID_BASE).removesuffix(".schema.json"): s
@@ -845,5 +983,11 @@ SCHEMAS: dict[str, Schema] = {
         FLEET_DEVICE_REPORT,
         FLEET_ROLLBACK_REPORT,
         FLEET_METRICS_REPORT,
+        DESIRED,
+        LINK_COMMAND,
+        LINK_ACK,
+        LINK_STATE,
+        LINK_PRESENCE,
+        FLEET_STATUS,
     )
 }

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trt_edge_runner.errors import TrtEdgeError
+from trt_edge_runner.serve.app import build_app
 from trt_edge_runner.serve.engine_client import EngineError
 from trt_edge_runner.serve.exposure import Exposure
 from trt_edge_runner.serve.hot_swap import SlotWatcher, active_slot
@@ -37,8 +38,6 @@ class Source:
 def serve(source: Source, options: ServeOptions, exposure: Exposure) -> None:
     """Serve until SIGINT/SIGTERM; ServeFailed when the first model does not load."""
     import uvicorn
-
-    from trt_edge_runner.serve.app import build_app
 
     service = Service(options)
     failure: list[str] = []

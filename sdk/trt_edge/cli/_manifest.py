@@ -1,5 +1,5 @@
-"""The manifest argument of `validate`, `profiles` and `build`, and the one rule for a
-manifest that cannot be read.
+"""The manifest argument of `validate`, `profiles`, `build` and `lock`, and the one rule for
+a manifest that cannot be read.
 
 A manifest that cannot be read at all (missing, a directory, not UTF-8) is bad
 input for every command: exit 2, raised as `ManifestIOError`. What happens to
@@ -11,7 +11,10 @@ needs a valid manifest to start (exit 2, `ManifestInvalidError`).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from trt_edge_runner.errors import UsageError, Where
 
 if TYPE_CHECKING:
     from trt_edge.manifest import LoadResult
@@ -30,3 +33,19 @@ def load_readable(path: str) -> LoadResult:
     if any(d.stage == "io" for d in result.errors):
         raise ManifestIOError(result.path, result.diagnostics)
     return result
+
+
+def require_manifest_file(manifest: Path) -> Path:
+    """`manifest` if it is a file; a directory or a missing path is bad input, with a hint."""
+    if manifest.is_dir():
+        inside = manifest / "manifest.yaml"
+        raise UsageError(
+            "is a directory",
+            where=Where(manifest),
+            hint=f"did you mean {inside}?"
+            if inside.is_file()
+            else f"pass {inside} (the manifest file itself)",
+        )
+    if not manifest.is_file():
+        raise UsageError("no such manifest file", where=Where(manifest))
+    return manifest

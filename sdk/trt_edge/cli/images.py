@@ -7,14 +7,14 @@
 - `list [--json]`: our images present locally: image, role, lock hash, version, and
   whether each is current for this checkout.
 - `base [--mirror URL]`: make the local Debian base (debootstrap + docker import; root).
-- `dockerfile IMAGE`: print the Dockerfile the engine builds for IMAGE (its own with
+- `dockerfile IMAGE`: print the Dockerfile the daemon builds for IMAGE (its own with
   the shared fragments of `images/_fragments/` written in).
 - `lock IMAGE`: regenerate `images/IMAGE/lock.txt` from its `requirements.in` with the
   host's pip (exact versions + sha256).
 - `prune`: remove our images that are stale for this checkout (not those in use).
 
-Exit codes: 0 ok; 1 the engine or a build failed; 2 bad input (unknown image, bad lock).
-An error of the Docker SDK itself (the engine refused a request) is reported as
+Exit codes: 0 ok; 1 the daemon or a build failed; 2 bad input (unknown image, bad lock).
+An error of the Docker SDK itself (the daemon refused a request) is reported as
 a `ContainerError`, never a traceback.
 """
 
@@ -31,8 +31,8 @@ from trt_edge_runner.errors import UsageError, Where
 from trt_edge.containers import catalog
 from trt_edge.containers.base_image import load_recipe, make_base
 from trt_edge.containers.catalog import load_spec
+from trt_edge.containers.daemon import connect, is_daemon_error
 from trt_edge.containers.dockerfile import expand
-from trt_edge.containers.engine import connect, is_engine_error
 from trt_edge.containers.errors import ContainerError
 from trt_edge.containers.images import build_image
 from trt_edge.containers.listing import list_images, prune_stale
@@ -87,7 +87,7 @@ def action(help: str, run: Run, add_arguments: AddArguments | None = None) -> Co
         try:
             return run(args)
         except Exception as err:
-            if not is_engine_error(err):
+            if not is_daemon_error(err):
                 raise
             raise ContainerError(f"the Docker engine failed: {err}") from err
 

@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING
 
 from trt_edge_runner.cli_shell import Command
 
-from trt_edge.cli._manifest import add_manifest_argument
-from trt_edge.cli.build import require_manifest_file
+from trt_edge.cli._manifest import add_manifest_argument, require_manifest_file
 from trt_edge.containers import catalog
 from trt_edge.containers.requirements_lock import RequirementsLockError, check_lock, generate_lock
 from trt_edge.targets import load_catalog
@@ -79,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 def _chosen_builder(manifest: ResolvedManifest, args: argparse.Namespace) -> str:
     """The builder image `trt-edge build --container` would run this manifest in (the
     choice asks whether this host has a GPU, as the build does)."""
-    from trt_edge.containers.build_runner import DEFAULT_TARGET, choose_builder_for
+    from trt_edge.containers.build_mode import DEFAULT_TARGET, choose_builder_for
 
     target_id = args.target or (manifest.targets[0] if manifest.targets else DEFAULT_TARGET)
     target = load_catalog().get(target_id)  # an unknown id: UnknownTargetError, exit 2

@@ -54,7 +54,7 @@ def table(manifest: Any) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trt_edge.manifest.analysis import format_box, gaps, overlaps
+    from trt_edge.manifest import analysis
     from trt_edge.manifest.diagnostics import print_diagnostics
     from trt_edge.manifest.drawing import draw_symbol
 
@@ -72,15 +72,17 @@ def run(args: argparse.Namespace) -> int:
     for symbol in symbols:
         lines.append("")
         lines += draw_symbol(symbol, m.profiles, domain[symbol])
-    found_overlaps = overlaps(m.profiles, symbols)
-    found_gaps = gaps(m.profiles, symbols)
+    found_overlaps = analysis.overlaps(m.profiles, symbols)
+    found_gaps = analysis.gaps(m.profiles, symbols)
     if len(symbols) > 1 or found_overlaps or found_gaps:
         lines.append("")
     for ov in found_overlaps:
         a, b = m.profiles[ov.first].name, m.profiles[ov.second].name
-        lines.append(f"overlap: #{ov.first} {a} and #{ov.second} {b} at {format_box(ov.box)}")
+        lines.append(
+            f"overlap: #{ov.first} {a} and #{ov.second} {b} at {analysis.format_box(ov.box)}"
+        )
     for gap in found_gaps:
-        lines.append(f"gap: no profile accepts {format_box(gap.box)}")
+        lines.append(f"gap: no profile accepts {analysis.format_box(gap.box)}")
     print("\n".join(lines))
     if result.warnings:
         # Part of the report, so on the same stream after it, set apart by a blank line:

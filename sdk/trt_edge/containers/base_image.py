@@ -1,6 +1,6 @@
 """The local Debian base: debootstrap a minimal bookworm and `docker import` it.
 
-The engines this project runs on cannot pull from any registry, so the CPU images
+The daemons this project runs on cannot pull from any registry, so the CPU images
 start from a root filesystem made here (`images/base/debootstrap.json` says what goes
 in). Elsewhere a pinned official image is passed with `--base` instead. The tag is
 derived from the recipe, so changing the package list makes a new base rather than
@@ -142,7 +142,7 @@ def make_base(
             'CMD ["/bin/bash"]',
         ]
         repository, tag = recipe.tag.split(":", 1)
-        # From a file (sent with a Content-Length): this engine rejects the chunked
+        # From a file (sent with a Content-Length): this daemon rejects the chunked
         # upload `import_image_from_stream` makes ("invalid byte in chunk length").
         client.api.import_image_from_file(
             str(tar_path), repository=repository, tag=tag, changes=changes

@@ -14,7 +14,7 @@ A manifest with `model.requirements` builds in a derived image: the builder plus
 wheels of the manifest's requirements lock (`requirements_lock`, made on the host by
 `trt-edge lock MANIFEST`), built offline (`requirements_image`) and reused while the
 builder and the lock are unchanged. A missing or stale lock is refused before the
-engine is asked. The host tells the build inside which image it runs in
+daemon is asked. The host tells the build inside which image it runs in
 (`$TRT_EDGE_BUILD_ENVIRONMENT`): that identity is part of every stage cache key, so a
 container build never reuses a stage computed on the host or in another image.
 
@@ -28,12 +28,14 @@ place atomically with the pipeline's `StagedBundle` (the previous bundle stays
 intact until the final swap).
 
 Each fact is decided once and handed on as a value, so a build never resolves its
-target, builder or requirements lock twice and every decision is testable without an
-engine: `choose_mode` → `BuildMode` (local or container, why, and the `ContainerSetup`
-it found: target, builder choice, checked lock, current image); `RunImage` (the image
-the build runs in); `plan_container` → `ContainerPlan` (image, command, mounts,
-environment, limits: pure); `run_plan` (the only part that drives a container) →
-`ContainerExit`; `exit_error` (pure) → the error a failed exit is reported as.
+target, builder or requirements lock twice and every decision is testable without a
+daemon: `build_mode.choose_mode` → `BuildMode` (local or container, why, and the
+`ContainerSetup` it found: target, builder choice, checked lock, current image);
+`container_plan.image_for_run` → `RunImage` (the image the build runs in);
+`container_plan.plan_container` → `ContainerPlan` (image, command, mounts, environment,
+limits: pure). This module drives the container: `run_plan` (the only part that runs one)
+→ `ContainerExit`; `exit_error` (pure) → the error a failed exit is reported as; the host's
+side of the event stream; and `build_in_container`, which strings them together.
 """
 
 from __future__ import annotations
@@ -47,39 +49,29 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
 
-from trt_edge import settings
-from trt_edge.containers import catalog
-from trt_edge.containers.builder_choice import BuilderChoice, choose_builder
-from trt_edge.containers.engine import connect, is_engine_error
+from trt_edge.containers.builder_choice import BuilderChoice
+from trt_edge.containers.daemon import connect, is_daemon_error
 from trt_edge.containers.errors import (
     ContainerBuildError,
-    ContainerError,
     ContainerResourceError,
     ContainerTimeoutError,
-    ImageMissingError,
 )
-from trt_edge.containers.gpu import engine_has_nvidia_runtime, host_gpus
-from trt_edge.containers.images import ImageRef, find_current
+from trt_edge.containers.gpu import daemon_has_nvidia_runtime
 from trt_edge.containers.provenance import container_builder
 from trt_edge.containers.reference import check_image_reference
-from trt_edge.containers.requirements_image import ensure_requirements_image
-from trt_edge.containers.requirements_lock import RequirementsLock, check_lock
-from trt_edge.manifest import load_manifest
 from trt_edge.memory import bundle_warnings
 from trt_edge.pipeline import events
 from trt_edge.pipeline.bundle import StagedBundle, write_bundle_json
 from trt_edge.pipeline.cache import default_cache_dir
-from trt_edge.pipeline.environment import ENVIRONMENT_ENV, container_description
-from trt_edge.targets import Target, TargetCatalog, load_catalog
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -88,410 +80,15 @@ if TYPE_CHECKING:
     from trt_edge.manifest.resolved import ResolvedManifest
     from trt_edge.pipeline.run import BuildOptions, BuildResult
 
-MODE_ENV = settings.BUILD_MODE  # 'local' | 'container': the default when no flag is given
-CONTAINER_LABEL = "io.trt-edge.build"
-DEFAULT_TARGET = "cpu-x86_64"
-
-
-@dataclass(frozen=True)
-class ContainerLimits:
-    """Resource limits of a build container; each overridable by an environment variable."""
-
-    memory: str = "6g"  # TRT_EDGE_CONTAINER_MEMORY
-    cpus: float = float(os.cpu_count() or 1)  # TRT_EDGE_CONTAINER_CPUS
-    pids: int = 4096  # TRT_EDGE_CONTAINER_PIDS
-    timeout_s: float = 3600.0  # TRT_EDGE_CONTAINER_TIMEOUT (seconds)
-
-    @classmethod
-    def from_env(cls) -> ContainerLimits:
-        """The limits `trt_edge.settings` resolved (each variable, else its default)."""
-        found = settings.resolve()
-        return cls(
-            memory=found.container_memory.value,
-            cpus=found.container_cpus.value,
-            pids=found.container_pids.value,
-            timeout_s=found.container_timeout_s.value,
-        )
-
-    def doc(self) -> dict[str, Any]:
-        return {"memory": self.memory, "cpus": self.cpus, "pids": self.pids}
-
-
-# --- what the build runs with, decided once -------------------------------------------
-
-
-@dataclass(frozen=True)
-class ContainerSetup:
-    """What a container build of one manifest runs with, resolved on the host before any
-    container starts, and handed on so that nothing is resolved a second time.
-
-    `manifest` is the manifest it was resolved for (None: none given, or it does not
-    load): a build of another manifest resolves its own. `image` is the current builder
-    image `choose_mode` found (None: not looked up yet; the build looks it up)."""
-
-    manifest: ResolvedManifest | None
-    target: Target
-    builder: BuilderChoice
-    lock: RequirementsLock | None  # the manifest's checked requirements lock, if it has any
-    image: ImageRef | None = None
-
-
-@dataclass(frozen=True)
-class BuildMode:
-    """Where `trt-edge build` runs — in this environment or in a builder image — and why
-    (the flag, `$TRT_EDGE_BUILD_MODE`, or what the tool found). A container build the tool
-    chose carries the `setup` it found to decide so; one asked for by flag carries none:
-    the build resolves it, and reports what is wrong as errors rather than as a reason."""
-
-    kind: Literal["local", "container"]
-    reason: str
-    setup: ContainerSetup | None = None
-
-
-def _target(
-    targets: TargetCatalog, target_id: str | None, resolved: ResolvedManifest | None
-) -> Target:
-    """`target_id`, else the manifest's first target, else `DEFAULT_TARGET`."""
-    if target_id is None and resolved is not None and resolved.targets:
-        target_id = resolved.targets[0]
-    try:
-        return targets.get(target_id or DEFAULT_TARGET)
-    except KeyError as err:
-        raise ContainerBuildError(str(err), exit_code=2) from err
-
-
-def _read_manifest(manifest_path: Path | None) -> ResolvedManifest | None:
-    """The manifest when it loads without errors, else None (the build reports them)."""
-    if manifest_path is None:
-        return None
-    return load_manifest(manifest_path).manifest
-
-
-def choose_builder_for(target: Target, backend: str) -> BuilderChoice:
-    """The builder for `target` and `backend` on this host (`ContainerBuildError` if none)."""
-    return choose_builder(target, backend, bool(host_gpus()), load_catalog())
-
-
-def _requirements_lock(resolved: ResolvedManifest | None, builder: str) -> RequirementsLock | None:
-    """The manifest's checked lock for `builder` (None: no requirements); a missing or
-    stale lock is a `RequirementsLockError` naming the command that makes it."""
-    if resolved is None or not resolved.requirements:
-        return None
-    return check_lock(resolved, catalog.load_spec(builder))
-
-
-def _builder_of(
-    resolved: ResolvedManifest | None, target_id: str | None, backend: str | None
-) -> tuple[Target, BuilderChoice]:
-    """The target and the builder choice for it (`ContainerBuildError` if none)."""
-    target = _target(load_catalog(), target_id, resolved)
-    return target, choose_builder_for(target, backend or (resolved.backend if resolved else "auto"))
-
-
-def resolve_setup(
-    resolved: ResolvedManifest, target_id: str | None, backend: str | None
-) -> ContainerSetup:
-    """The setup of a container build asked for by flag: target, builder and the checked
-    lock, each a `ContainerError` if it cannot be had — all before any engine is asked."""
-    target, builder = _builder_of(resolved, target_id, backend)
-    return ContainerSetup(resolved, target, builder, _requirements_lock(resolved, builder.image))
-
-
-def choose_mode(
-    target: str | None,
-    requested: str | None,
-    manifest: Path | str | None = None,
-    backend: str | None = None,
-    resolved: ResolvedManifest | None = None,
-) -> BuildMode:
-    """The build's mode and why. Without a flag: container when an engine answers and the
-    builder image of the backend that will run is current, else local with the reason and
-    the fixing command.
-
-    `$TRT_EDGE_BUILD_MODE` (local/container) stands in for a missing flag. Without a
-    target, the manifest's first target is used when `manifest` is given, else cpu-x86_64;
-    without a backend, the manifest's (else auto).
-    """
-    env_mode = settings.resolve().build_mode.value
-    if requested is None and env_mode is not None:
-        requested = env_mode
-        how = f"{MODE_ENV}={env_mode}"
-    else:
-        how = f"--{requested}"
-    if requested == "local":
-        return BuildMode("local", how)
-    if requested == "container":
-        return BuildMode("container", how)
-    if resolved is None:
-        resolved = _read_manifest(Path(manifest) if manifest is not None else None)
-    return _detect_mode(resolved, target, backend)
-
-
-def _detect_mode(
-    resolved: ResolvedManifest | None, target_id: str | None, backend: str | None
-) -> BuildMode:
-    """`choose_mode` without a flag: each fact a container build needs, in the order a
-    person fixes them (target/backend, engine, builder image, requirements lock)."""
-    try:
-        target, builder = _builder_of(resolved, target_id, backend)
-    except ContainerError as err:
-        return BuildMode("local", f"{err}; building locally")
-    found = _current_image(builder.image)
-    if isinstance(found, str):
-        return BuildMode("local", found)
-    try:
-        lock = _requirements_lock(resolved, builder.image)
-    except ContainerError as err:
-        hint = f"; {err.hint}" if err.hint else ""
-        reason = f"{err}{hint}: building locally (a current lock enables container builds)"
-        return BuildMode("local", reason)
-    why = f"Docker engine reachable and builder image {found.tag} is current ({builder.reason})"
-    return BuildMode("container", why, ContainerSetup(resolved, target, builder, lock, found))
-
-
-def _current_image(name: str) -> ImageRef | str:
-    """The current builder image `name`, or why there is none (a reason to build locally)."""
-    try:
-        client = connect(timeout=15)
-    except ContainerError:
-        return "no Docker engine reachable: building locally (--local)"
-    try:
-        ref = find_current(client, name)
-    except ContainerError as err:
-        return f"builder image {name!r} unusable ({err}): building locally"
-    finally:
-        client.close()
-    if ref is None:
-        return (
-            f"no current builder image {catalog.REPOSITORY_PREFIX}{name} for this checkout: "
-            f"building locally; `trt-edge images build {name}` enables container builds"
-        )
-    return ref
-
-
-# --- the image the build runs in --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RunImage:
-    """The image a container build runs in (`tag`, `id`): the builder image (`builder_*`),
-    or the builder plus the manifest's locked requirements, which `requirements` records
-    for provenance (None: the manifest has none)."""
-
-    tag: str
-    id: str
-    builder_tag: str
-    builder_id: str
-    builder_labels: Mapping[str, str]
-    builder_digests: tuple[str, ...] = ()
-    requirements: dict[str, Any] | None = None
-
-
-def _builder_image(
-    client: DockerClient, setup: ContainerSetup, image: str | None
-) -> tuple[str, Any]:
-    """(tag, docker `Image`) of the builder: `--image`, else the current one of the choice."""
-    import docker.errors
-
-    name = setup.builder.image
-    if image is not None:
-        try:
-            return image, client.images.get(image)
-        except docker.errors.ImageNotFound as err:
-            raise ImageMissingError(
-                f"builder image {image!r} (--image) is not present locally; build it with "
-                f"`trt-edge images build {name}` or load it with `docker load -i FILE`",
-                exit_code=2,
-            ) from err
-    ref = setup.image or find_current(client, name)
-    if ref is None:
-        raise ImageMissingError(
-            f"no current builder image {catalog.REPOSITORY_PREFIX}{name} for target "
-            f"{setup.target.id!r} with backend {setup.builder.backend} (missing, or built from "
-            "other sources/lock); build it with "
-            f"`trt-edge images build {name}`, or build with --local",
-            exit_code=2,
-        )
-    return ref.tag, client.images.get(ref.id)
-
-
-def _run_image(
-    client: DockerClient,
-    setup: ContainerSetup,
-    resolved: ResolvedManifest,
-    image: str | None,
-    echo: Callable[[str], None],
-) -> RunImage:
-    """The builder, or the builder plus the manifest's locked requirements (made unless
-    present).
-
-    The lock was checked against this checkout's builder lock; an image given with
-    --image may come from another lock (or builder), so it is checked against that one."""
-    tag, builder_image = _builder_image(client, setup, image)
-    labels = dict(builder_image.labels or {})
-    plain = RunImage(
-        tag,
-        str(builder_image.id),
-        tag,
-        str(builder_image.id),
-        labels,
-        tuple(builder_image.attrs.get("RepoDigests") or ()),
-    )
-    lock = setup.lock
-    if lock is None:
-        return plain
-    builder = labels.get(catalog.LABEL_IMAGE) or setup.builder.image
-    builder_lock = labels.get(catalog.LABEL_LOCK)
-    if builder != lock.header.builder or (
-        builder_lock is not None and builder_lock != lock.header.builder_lock_sha256
-    ):
-        lock = check_lock(resolved, catalog.load_spec(builder), builder_lock)
-    derived = ensure_requirements_image(
-        client, builder, tag, builder_image, lock, manifest_path=resolved.source_path, progress=echo
-    )
-    requirements: dict[str, Any] = {
-        "lock": lock.path.name,
-        "lock_sha256": lock.sha256(),
-        "packages": lock.packages(),  # what the lock installed over the builder
-        "image": derived.tag if derived else None,
-        "image_id": derived.id if derived else None,
-    }
-    if derived is None:
-        return dataclasses.replace(plain, requirements=requirements)
-    return dataclasses.replace(plain, tag=derived.tag, id=derived.id, requirements=requirements)
-
-
-# --- the container run, as a value ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Mount:
-    """A host folder the container sees at the same path, so messages and provenance
-    name the paths a local build would."""
-
-    path: Path
-    read_only: bool
-
-
-@dataclass(frozen=True)
-class BuildFolders:
-    """The host paths of one container build: the manifest, the private staging folder
-    (inside the output directory) and the stage cache."""
-
-    manifest: Path
-    staging: Path
-    cache: Path
-
-
-@dataclass(frozen=True)
-class ContainerPlan:
-    """Everything the container of one build is created with; `run_plan` only executes
-    it, so what a build asks of the engine is readable and tested without one."""
-
-    image: str
-    command: tuple[str, ...]
-    user: str  # uid:gid of the host's user: outputs are not root-owned
-    working_dir: Path
-    mounts: tuple[Mount, ...]
-    environment: Mapping[str, str]
-    limits: ContainerLimits
-    gpus: bool  # the host's GPUs, for a TensorRT build
-    network: str = "none"
-    labels: Mapping[str, str] = field(default_factory=lambda: {CONTAINER_LABEL: "1"})
-
-    def docker_arguments(self) -> dict[str, Any]:
-        """`containers.create` keyword arguments, less the GPU device requests."""
-        return {
-            "user": self.user,
-            "network_mode": self.network,
-            "mem_limit": self.limits.memory,
-            "memswap_limit": self.limits.memory,  # no swap: the limit is the limit
-            "nano_cpus": int(self.limits.cpus * 1e9),
-            "pids_limit": self.limits.pids,
-            "volumes": {
-                str(m.path): {"bind": str(m.path), "mode": "ro" if m.read_only else "rw"}
-                for m in self.mounts
-            },
-            "environment": dict(self.environment),
-            "working_dir": str(self.working_dir),
-            "labels": dict(self.labels),
-            "entrypoint": [],
-        }
-
-
-def _command(
-    manifest: Path, staging: Path, cache: Path, options: BuildOptions, target: str
-) -> list[str]:
-    command = ["trt-edge", "build", str(manifest), "--local", "--out", str(staging)]
-    command += ["--cache-dir", str(cache), "--log-format", "json", "--target", target]
-    command += ["--events", "-"]  # the typed event stream, on stdout: what the host reads
-    if options.backend:
-        command += ["--backend", options.backend]
-    if not options.use_cache:
-        command.append("--no-cache")
-    if options.source_date_epoch is not None:
-        command += ["--source-date-epoch", str(options.source_date_epoch)]
-    if options.memory_headroom_mib is not None:
-        command += ["--memory-headroom-mib", str(options.memory_headroom_mib)]
-    return command
-
-
-def _source_mounts(manifest: Path, resolved: ResolvedManifest) -> list[Mount]:
-    """Read-only mounts of what the build reads: the manifest's folder, and a Hugging Face
-    model folder that lies outside it (at its host path, as the manifest names it)."""
-    mounts = [Mount(manifest.parent, read_only=True)]
-    source = resolved.huggingface
-    if source is not None and not source.folder.resolve().is_relative_to(manifest.parent):
-        mounts.append(Mount(source.folder, read_only=True))
-    return mounts
-
-
-def plan_container(
-    folders: BuildFolders,
-    resolved: ResolvedManifest,
-    options: BuildOptions,
-    setup: ContainerSetup,
-    image: RunImage,
-    limits: ContainerLimits,
-    *,
-    user: str,
-    host_environment: Mapping[str, str],
-) -> ContainerPlan:
-    """The container that runs the `--local` build of `folders.manifest` in `image`.
-
-    `host_environment` is where `SOURCE_DATE_EPOCH` comes from (the host's, passed on);
-    the rest of the container's environment is the cache and the build environment's
-    identity (`$TRT_EDGE_BUILD_ENVIRONMENT`: part of every stage cache key inside)."""
-    manifest, cache = folders.manifest, folders.cache
-    environment = {
-        "HOME": "/tmp",
-        "PYTHONUNBUFFERED": "1",
-        "TRT_EDGE_CACHE": str(cache),
-        ENVIRONMENT_ENV: container_description(
-            image.id,
-            image.builder_id,
-            image.builder_labels.get(catalog.LABEL_LOCK),
-            setup.lock.sha256() if setup.lock else None,
-        ),
-    }
-    if "SOURCE_DATE_EPOCH" in host_environment:
-        environment["SOURCE_DATE_EPOCH"] = host_environment["SOURCE_DATE_EPOCH"]
-    mounts = (
-        *_source_mounts(manifest, resolved),
-        Mount(folders.staging, read_only=False),
-        Mount(cache, read_only=False),
-    )
-    return ContainerPlan(
-        image=image.tag,
-        command=tuple(_command(manifest, folders.staging, cache, options, setup.target.id)),
-        user=user,
-        working_dir=manifest.parent,
-        mounts=mounts,
-        environment=environment,
-        limits=limits,
-        gpus=setup.builder.needs_gpu,
-    )
-
+from trt_edge.containers.build_mode import ContainerSetup, resolve_setup
+from trt_edge.containers.container_plan import (
+    BuildFolders,
+    ContainerLimits,
+    ContainerPlan,
+    RunImage,
+    image_for_run,
+    plan_container,
+)
 
 # --- running the plan -------------------------------------------------------------------
 
@@ -509,7 +106,7 @@ class ContainerExit:
 def _check_gpu_runtime(client: DockerClient, builder: BuilderChoice) -> None:
     """A TensorRT build needs the engine to pass GPUs (`choose_builder` refused one on a
     host without GPUs): refused before anything is built or created."""
-    if builder.needs_gpu and not engine_has_nvidia_runtime(client):
+    if builder.needs_gpu and not daemon_has_nvidia_runtime(client):
         raise ContainerBuildError(
             "this host has NVIDIA GPUs but the Docker engine cannot pass them to containers; "
             "install the NVIDIA Container Toolkit (`sudo apt-get install -y "
@@ -762,7 +359,7 @@ def build_in_container(
             manifest_path, options, target, image, setup, limits, client, echo
         )
     except Exception as err:
-        if is_engine_error(err):
+        if is_daemon_error(err):
             raise ContainerBuildError(
                 f"the Docker engine failed the container build: {err}"
             ) from err
@@ -809,12 +406,12 @@ def _build_in_container(
     # reports it, instead of after starting a container (no torch is imported here).
     resolved = options.manifest or load(manifest)  # once per build
     if setup is None or setup.manifest is not resolved:
-        setup = resolve_setup(resolved, target_id, options.backend)  # before the engine
+        setup = resolve_setup(resolved, target_id, options.backend)  # before the daemon
     if image is not None:
-        check_image_reference(image, "--image")  # a typo is exit 2 before the engine is asked
+        check_image_reference(image, "--image")  # a typo is exit 2 before the daemon is asked
     client = client or connect()
     _check_gpu_runtime(client, setup.builder)
-    run_image = _run_image(client, setup, resolved, image, echo)
+    run_image = image_for_run(client, setup, resolved, image, echo)
     out_dir, folders = _folders(manifest, options)
     state = _EventState()
     try:

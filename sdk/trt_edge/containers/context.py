@@ -1,6 +1,6 @@
 """The build context of one image: what the engine gets for `docker build`.
 
-Laid out in a temp folder so the engine sees only what the Dockerfile names: the
+Laid out in a temp folder so the daemon sees only what the Dockerfile names: the
 expanded `Dockerfile` (the image's own with the shared fragments written in, see
 `dockerfile`), the lock and the other files of the image folder, the fragments'
 context files, `wheels/` (hard links into the host wheelhouse, only the locked

@@ -9,7 +9,7 @@ Those parts live once, in `images/_fragments/NAME.Dockerfile`; an image's own
 
 which `expand` replaces with the fragment's text (fragments may name fragments).
 `{{image}}`, `{{role}}`, `{{title}}` and `{{description}}` are then replaced with the
-image's values from `image.json`. The engines here use the legacy builder, which has
+image's values from `image.json`. The daemons here use the legacy builder, which has
 no `INCLUDE`, so the expansion happens on the host and the expanded text is what the
 build context carries (`trt-edge images dockerfile NAME` prints it).
 

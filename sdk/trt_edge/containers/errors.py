@@ -1,7 +1,7 @@
 """Typed errors of images and container builds, under the one root (`trt_edge_runner.errors`).
 
 Every error carries a message written for the user (what failed, where, and the
-command that fixes it) and its exit code (1 the engine or a build failed, 2 bad
+command that fixes it) and its exit code (1 the daemon or a build failed, 2 bad
 input), so `trt-edge images` and `trt-edge build --container` never show a docker
 stack trace.
 """

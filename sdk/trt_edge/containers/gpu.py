@@ -1,7 +1,7 @@
 """Whether this host can hand GPUs to a container.
 
 Checked without CUDA: the NVIDIA driver exposes `/dev/nvidia<N>` device nodes, and
-the engine needs the NVIDIA container runtime/hook to pass them in. A host without
+the daemon needs the NVIDIA container runtime/hook to pass them in. A host without
 either gets a clear error for TensorRT targets instead of a failing TensorRT build.
 """
 
@@ -19,7 +19,7 @@ def host_gpus() -> list[str]:
     return sorted(p for p in glob.glob("/dev/nvidia[0-9]*"))
 
 
-def engine_has_nvidia_runtime(client: DockerClient) -> bool:
+def daemon_has_nvidia_runtime(client: DockerClient) -> bool:
     info = client.info()
     runtimes = info.get("Runtimes", {}) or {}
     return "nvidia" in runtimes or shutil.which("nvidia-container-runtime-hook") is not None

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from trt_edge import __version__
 from trt_edge.containers import base_image, catalog, context, lockfile, runner_tarball, wheelhouse
 from trt_edge.containers.catalog import ImageSpec
-from trt_edge.containers.engine import connect
+from trt_edge.containers.daemon import connect
 from trt_edge.containers.errors import ContainerError, ImageBuildError, ImageMissingError
 from trt_edge.containers.reference import check_image_reference, check_tag
 
@@ -251,7 +251,7 @@ def build_image(
     legacy builder (no network needed inside), tags `<repo>:<key>`, `<repo>:latest`
     and `tag` when given.
     """
-    spec = catalog.load_spec(name)  # bad input fails before any engine is needed
+    spec = catalog.load_spec(name)  # bad input fails before any daemon is needed
     if base is not None:
         check_image_reference(base, "--base")
     if tag is not None:

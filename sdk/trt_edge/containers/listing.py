@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from trt_edge.containers import catalog, requirements_image
-from trt_edge.containers.engine import connect
+from trt_edge.containers.daemon import connect
 from trt_edge.containers.images import find_current
 
 if TYPE_CHECKING:

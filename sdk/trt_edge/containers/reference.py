@@ -1,9 +1,9 @@
 """Checking image references (`--base`, `--image`, `--tag`) before the engine sees them.
 
-The engine answers a malformed reference with an HTTP 400 ("invalid reference
+The daemon answers a malformed reference with an HTTP 400 ("invalid reference
 format") only after the work that needed it has begun — for `--tag`, after a build
 of several minutes. Checking against the reference grammar of the distribution
-project (the one the engine uses) up front turns a typo into an immediate exit 2
+project (the one the daemon uses) up front turns a typo into an immediate exit 2
 that names the option, the value and what a valid reference looks like.
 
 The docker SDK's `parse_repository_tag` only splits a reference; it accepts

@@ -15,7 +15,7 @@ saying what it was made from:
     # trt-edge-requirements-lock: {"builder": "cpu", "builder_lock_sha256": "…",
     #                              "requirements": ["transformers==5.23.0"]}
 
-`check_lock` refuses, before any engine is asked, a lock that is missing, was made for
+`check_lock` refuses, before any daemon is asked, a lock that is missing, was made for
 other requirements (a line added to the manifest and not locked), for another builder,
 or against another version of the builder's own lock — each with the command to run.
 """

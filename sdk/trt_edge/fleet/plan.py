@@ -5,7 +5,7 @@
     waves: [1, "10%", "50%", "100%"]   # cumulative: a count or a percentage of eligible devices
     health:
       max_latency_regression: 0.5      # fail a device 50 % slower than its install baseline
-      runs: 3
+      runs: 15                         # timed runs per phase, judged by their median
       metrics:                         # optional: a gate on live traffic (the service's /metrics)
         port: 8000                     # scraped on the device: http://127.0.0.1:8000/metrics
         window_s: 300                  # scraped twice, this far apart, after the wave installs
@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from trt_edge_runner.agent.config import DEFAULT_LATENCY_RUNS
 from trt_edge_runner.json_documents import read_file_bytes
 
 from trt_edge.fleet.errors import RolloutError
@@ -95,7 +96,8 @@ class HealthGate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     max_latency_regression: Annotated[float, Field(ge=0)] = 0.5
-    runs: Annotated[int, Field(ge=1, le=100)] = 3
+    # As many runs as the install's baseline: a median of a few runs is noise (issue 31).
+    runs: Annotated[int, Field(ge=1, le=100)] = DEFAULT_LATENCY_RUNS
     metrics: MetricsGate | None = None  # the live-traffic gate; None: smoke runs only
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from trt_edge_runner.errors import EXIT_FAILED
 from trt_edge_runner.schemas import decode
+from trt_edge_runner.schemas.source import SCHEMAS
 
 from trt_edge.fleet.errors import RolloutError
 
@@ -137,20 +138,12 @@ class DeviceReport:
     t1: float | None = None
 
 
-_REPORT_TEXT = (
-    "failed_task",
-    "failed_msg",
-    "before",
-    "trust_stdout",
-    "trust_stderr",
-    "install_stdout",
-    "install_stderr",
-    "install_delta",
-    "health_stdout",
-    "health_stderr",
-    "health_delta",
-    "rollback_stderr",
-    "after",
+# The report's optional text fields, as its schema declares them: one list, in the schema.
+_SCHEMA = SCHEMAS["fleet-device-report"]
+_REPORT_TEXT = tuple(
+    key
+    for key, spec in _SCHEMA["properties"].items()
+    if spec == {"type": "string"} and key not in _SCHEMA["required"]
 )
 
 

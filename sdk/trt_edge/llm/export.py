@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from trt_edge.manifest.huggingface import WINDOW
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import ExportError
+from trt_edge.pipeline.export import example_args as sampled
+from trt_edge.pipeline.export import explain_export_failure
 from trt_edge.pipeline.plan import ExportPlan
 
 
 def example_args(manifest: ResolvedManifest, plan: ExportPlan) -> tuple[Any, ...]:
     import torch
-
-    from trt_edge.manifest.huggingface import WINDOW
-    from trt_edge.pipeline.export import example_args as sampled
 
     input_ids = sampled(manifest, plan)[0]
     seq = int(input_ids.shape[1])
@@ -35,7 +35,6 @@ def export_causal_lm(manifest: ResolvedManifest, plan: ExportPlan, wrapper: Any)
     import torch
 
     from trt_edge.llm.rewrites import rotate_half_as_matmul
-    from trt_edge.pipeline.export import explain_export_failure
 
     args = example_args(manifest, plan)
     try:

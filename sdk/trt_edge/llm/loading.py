@@ -15,6 +15,7 @@ from typing import Any
 
 from trt_edge_runner.bundle_format import file_sha256
 
+from trt_edge.manifest.huggingface import FILLED, FUSED
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import ModelSourceError
 from trt_edge.pipeline.load_model import SourceDigest
@@ -115,7 +116,6 @@ def load_for_export(manifest: ResolvedManifest) -> Any:
     )
     from trt_edge.llm.rewrites import LastPositionHead, add_rotation_buffer, replace_tanh_gelu
     from trt_edge.llm.static_cache import StaticCacheLM
-    from trt_edge.manifest.huggingface import FILLED, FUSED
 
     source = manifest.huggingface
     assert source is not None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trt_edge.manifest.huggingface import FUSED
 from trt_edge.pipeline.errors import LoweringError
 from trt_edge.pipeline.lower import LoweringRecipe
 
@@ -28,7 +29,6 @@ def refuse_fused_on(backend: str, attention: str, manifest: Path) -> None:
     """`attention: fused` on TensorRT (backend auto picked it on this host): its operator is
     ExecuTorch's CPU kernel, not a TensorRT layer. `validate` refuses an explicit
     `backend: tensorrt`; this is the build's own check once `auto` is decided."""
-    from trt_edge.manifest.huggingface import FUSED
 
     if attention == FUSED and backend == "tensorrt":
         raise LoweringError(

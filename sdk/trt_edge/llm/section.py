@@ -21,6 +21,7 @@ from trt_edge_runner.bundle_format import (
     canonical_json,
 )
 
+from trt_edge.llm.tokenizer import TOKENIZER_FILE, bundle_tokenizer
 from trt_edge.manifest.huggingface import FILLED, POSITIONS_INPUT, TOKENS_INPUT, WINDOW_INPUT
 from trt_edge.manifest.resolved import ResolvedManifest
 
@@ -33,7 +34,6 @@ WINDOW_BUCKET = 64
 
 def recipe_files(manifest: ResolvedManifest, wrapper: Any) -> dict[str, bytes]:
     """`llm.json` (+ `tokenizer.json`) for the bundle; `wrapper` is the exported StaticCacheLM."""
-    from trt_edge.llm.tokenizer import TOKENIZER_FILE, bundle_tokenizer
 
     source = manifest.huggingface
     assert source is not None

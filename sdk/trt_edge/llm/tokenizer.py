@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from trt_edge.llm.chat import folder_chat_template, special_token_strings
+from trt_edge.llm.loading import import_transformers
 from trt_edge.manifest.resolved import ResolvedManifest
 
 TOKENIZER_FILE = "tokenizer.json"
@@ -99,7 +100,6 @@ def special_tokens(folder: Path, tokenizer: Any | None) -> SpecialTokens:
 
 def load_auto_tokenizer(manifest: ResolvedManifest) -> Any:
     """transformers' tokenizer for the folder (offline), the reference for text."""
-    from trt_edge.llm.loading import import_transformers
 
     source = manifest.huggingface
     assert source is not None

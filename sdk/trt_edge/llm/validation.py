@@ -55,9 +55,11 @@ from trt_edge.llm.generation import (
     phase_seq_range,
     phase_target,
 )
+from trt_edge.llm.loading import load_eager
 from trt_edge.llm.quality import quality
 from trt_edge.llm.reference import eager_chain, eager_generate
 from trt_edge.llm.text import HostTokenizer
+from trt_edge.llm.tokenizer import SAMPLE_TEXTS, load_auto_tokenizer
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import ValidationFailedError
 from trt_edge.pipeline.plan import ExportPlan
@@ -358,7 +360,6 @@ class _Checks:
             )
 
     def tokenizer(self) -> dict[str, Any]:
-        from trt_edge.llm.tokenizer import SAMPLE_TEXTS, load_auto_tokenizer
 
         section = self.runner.manifest.llm
         if section.tokenizer is None:
@@ -383,7 +384,6 @@ class _Checks:
         return {"present": True, "file": section.tokenizer, "samples": rows, "ok": ok}
 
     def chat_template(self) -> dict[str, Any]:
-        from trt_edge.llm.tokenizer import load_auto_tokenizer
 
         section = self.runner.manifest.llm
         if section.tokenizer is None or section.chat_template is None:
@@ -468,7 +468,6 @@ def validate_causal_lm(
     delegates: tuple[DelegateInfo, ...] = (),
 ) -> ValidationReport:
     """Every check above on the staged bundle; the report document and its verdict."""
-    from trt_edge.llm.loading import load_eager
 
     source = manifest.huggingface
     assert source is not None

@@ -189,7 +189,7 @@ def _merge_union_errors(items: list[tuple[JsonPath, Any]]) -> list[tuple[JsonPat
 
 
 def check_schema(
-    data: Any, locations: LocationIndex, file: str
+    data: Any, locations: LocationIndex
 ) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
     """Validate `data`; returns the validated document (defaults filled in) or diagnostics."""
     try:
@@ -231,6 +231,6 @@ def check_schema(
         else:
             pos = locations.value(path)
         diagnostics.append(
-            Diagnostic(file, pos.line, pos.col, "error", format_path(path), message, "schema")
+            Diagnostic("", pos.line, pos.col, "error", format_path(path), message, "schema")
         )
     return None, diagnostics

@@ -17,9 +17,7 @@ from trt_edge.manifest.resolved import ResolvedManifest
 MAX_GAPS_SHOWN = 3
 
 
-def coverage_diagnostics(
-    manifest: ResolvedManifest, locations: LocationIndex, file: str
-) -> list[Diagnostic]:
+def coverage_diagnostics(manifest: ResolvedManifest, locations: LocationIndex) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     symbols = manifest.symbols()
     profiles = manifest.profiles
@@ -31,7 +29,7 @@ def coverage_diagnostics(
     def warn(path: JsonPath, message: str, at_key: bool = False) -> None:
         pos = locations.key(path) if at_key else locations.value(path)
         out.append(
-            Diagnostic(file, pos.line, pos.col, "warning", format_path(path), message, "semantic")
+            Diagnostic("", pos.line, pos.col, "warning", format_path(path), message, "semantic")
         )
 
     for ov in overlaps(profiles, symbols):

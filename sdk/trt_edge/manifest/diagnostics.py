@@ -8,6 +8,7 @@ error from a schema error from a semantic one without parsing messages.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,10 @@ Stage = Literal["io", "parse", "schema", "semantic", "compatibility"]
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """One problem: `FILE:LINE:COL: severity: path.in.manifest: message` (1-based line/col)."""
+    """One problem: `FILE:LINE:COL: severity: path.in.manifest: message` (1-based line/col).
+
+    The checks see a document, not a file: they leave `file` empty and the loader writes
+    the manifest's path into every diagnostic once (`in_file`)."""
 
     file: str
     line: int
@@ -235,3 +239,8 @@ def print_diagnostics(
         while index < len(text) and text[index].startswith("    "):
             console.print(f"[dim]{escape(text[index])}[/dim]")
             index += 1
+
+
+def in_file(diagnostics: list[Diagnostic], path: Path) -> list[Diagnostic]:
+    """`diagnostics` located in the manifest at `path` (as the user named it)."""
+    return [dataclasses.replace(d, file=str(path)) for d in diagnostics]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from trt_edge.manifest.conform import check_schema
 from trt_edge.manifest.coverage import coverage_diagnostics
-from trt_edge.manifest.diagnostics import Diagnostic, LoadResult, error_for, sort_key
+from trt_edge.manifest.diagnostics import Diagnostic, LoadResult, error_for, in_file, sort_key
 from trt_edge.manifest.parse import parse_text, schema_comment_diagnostics
 from trt_edge.manifest.resolve import resolve
 from trt_edge.manifest.resolved import ResolvedManifest
@@ -21,19 +21,19 @@ from trt_edge.manifest.semantic import check_semantics
 from trt_edge.targets.catalog import TargetCatalog, load_catalog
 
 
-def _read(path: Path, file: str) -> tuple[bytes | None, str | None, list[Diagnostic]]:
+def _read(path: Path) -> tuple[bytes | None, str | None, list[Diagnostic]]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         message = "no such file: check the path (manifests are usually named manifest.yaml)"
-        return None, None, [Diagnostic(file, 1, 1, "error", "", message, "io")]
+        return None, None, [Diagnostic("", 1, 1, "error", "", message, "io")]
     except IsADirectoryError:
         hint = " (did you mean its manifest.yaml?)" if (path / "manifest.yaml").is_file() else ""
         message = f"this is a directory, not a manifest file{hint}"
-        return None, None, [Diagnostic(file, 1, 1, "error", "", message, "io")]
+        return None, None, [Diagnostic("", 1, 1, "error", "", message, "io")]
     except OSError as exc:
         message = f"cannot read the file: {exc.strerror or exc}"
-        return None, None, [Diagnostic(file, 1, 1, "error", "", message, "io")]
+        return None, None, [Diagnostic("", 1, 1, "error", "", message, "io")]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -41,39 +41,41 @@ def _read(path: Path, file: str) -> tuple[bytes | None, str | None, list[Diagnos
         line = before.count(b"\n") + 1
         col = exc.start - (before.rfind(b"\n") + 1) + 1
         message = f"not UTF-8 text (byte 0x{raw[exc.start]:02x}); save the manifest as UTF-8"
-        return raw, None, [Diagnostic(file, line, col, "error", "", message, "io")]
+        return raw, None, [Diagnostic("", line, col, "error", "", message, "io")]
     if text.startswith("\ufeff"):
         text = text[1:]
     return raw, text, []
 
 
 def load_manifest(path: str | Path, *, catalog: TargetCatalog | None = None) -> LoadResult:
-    """Load and check a manifest; never raises for a bad manifest (see `LoadResult`)."""
+    """Load and check a manifest; never raises for a bad manifest (see `LoadResult`).
+
+    The steps know the document, not its file: each reports at a line and column, and the
+    file is written into every diagnostic here, once (`in_file`)."""
     given = Path(path)
-    file = str(given)
     result = LoadResult(path=given)
-    raw, text, diagnostics = _read(given, file)
+    raw, text, diagnostics = _read(given)
     if raw is None or text is None:
-        result.diagnostics = diagnostics
+        result.diagnostics = in_file(diagnostics, given)
         return result
-    parsed = parse_text(text, file)
+    manifest_dir = given.resolve().parent
+    parsed = parse_text(text)
     diagnostics += parsed.diagnostics
-    diagnostics += schema_comment_diagnostics(text, given, file)
+    diagnostics += schema_comment_diagnostics(text, manifest_dir)
     # `null` parses fine to None: the schema step then says a mapping was expected.
     if parsed.data is not None or not parsed.diagnostics:
-        model, schema_diags = check_schema(parsed.data, parsed.locations, file)
+        model, schema_diags = check_schema(parsed.data, parsed.locations)
         diagnostics += schema_diags
-        manifest_dir = given.resolve().parent
         diagnostics += check_semantics(
-            parsed.data, parsed.locations, file, manifest_dir, catalog or load_catalog()
+            parsed.data, parsed.locations, manifest_dir, catalog or load_catalog()
         )
         if model is not None and not any(d.severity == "error" for d in diagnostics):
             source = given.resolve()
             sha256 = hashlib.sha256(raw).hexdigest()
             resolved = resolve(model, source, sha256, parsed.locations.freeze(source))
-            diagnostics += coverage_diagnostics(resolved, parsed.locations, file)
+            diagnostics += coverage_diagnostics(resolved, parsed.locations)
             result.manifest = resolved
-    result.diagnostics = sorted(diagnostics, key=sort_key)
+    result.diagnostics = sorted(in_file(diagnostics, given), key=sort_key)
     return result
 
 

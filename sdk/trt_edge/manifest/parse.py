@@ -43,9 +43,8 @@ class _TooLarge(Exception):
 class _Walker:
     """Turns composed nodes into Python values, recording positions and duplicate keys."""
 
-    def __init__(self, loader: yaml.SafeLoader, file: str) -> None:
+    def __init__(self, loader: yaml.SafeLoader) -> None:
         self.loader = loader
-        self.file = file
         self.locations = LocationIndex()
         self.diagnostics: list[Diagnostic] = []
         self.count = 0
@@ -53,7 +52,7 @@ class _Walker:
 
     def error(self, pos: Position, path: JsonPath, message: str) -> None:
         self.diagnostics.append(
-            Diagnostic(self.file, pos.line, pos.col, "error", format_path(path), message, "parse")
+            Diagnostic("", pos.line, pos.col, "error", format_path(path), message, "parse")
         )
 
     @staticmethod
@@ -128,23 +127,23 @@ class _Walker:
         return out
 
 
-def _yaml_error(file: str, exc: yaml.YAMLError, text: str) -> Diagnostic:
+def _yaml_error(exc: yaml.YAMLError, text: str) -> Diagnostic:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
     lines = text.splitlines()
     if 1 <= line <= len(lines) and lines[line - 1][col - 1 : col] == "\t":
         message = "not valid YAML: a tab character; YAML indentation must use spaces, not tabs"
-        return Diagnostic(file, line, col, "error", "", message, "parse")
+        return Diagnostic("", line, col, "error", "", message, "parse")
     problem = getattr(exc, "problem", None)
     context = getattr(exc, "context", None)
     if problem:
         message = f"{problem} ({context})" if context else str(problem)
     else:
         message = str(exc).splitlines()[0]
-    return Diagnostic(file, line, col, "error", "", f"not valid YAML: {message}", "parse")
+    return Diagnostic("", line, col, "error", "", f"not valid YAML: {message}", "parse")
 
 
-def schema_comment_diagnostics(text: str, manifest_path: Path, file: str) -> list[Diagnostic]:
+def schema_comment_diagnostics(text: str, manifest_dir: Path) -> list[Diagnostic]:
     """Warn when the `# yaml-language-server: $schema=...` line points at no file.
 
     The line is what makes editors complete and check the manifest; a wrong relative
@@ -159,15 +158,15 @@ def schema_comment_diagnostics(text: str, manifest_path: Path, file: str) -> lis
         if "://" in ref:
             continue
         try:
-            target = (manifest_path.parent / ref).resolve()
+            target = (manifest_dir / ref).resolve()
             found = target.is_file()
         except (OSError, ValueError):  # a NUL byte or an over-long name: no such file
-            target, found = manifest_path.parent / ref, False
+            target, found = manifest_dir / ref, False
         if not found:
             col = line.index(ref) + 1
             out.append(
                 Diagnostic(
-                    file,
+                    "",
                     lineno,
                     col,
                     "warning",
@@ -180,19 +179,19 @@ def schema_comment_diagnostics(text: str, manifest_path: Path, file: str) -> lis
     return out
 
 
-def parse_text(text: str, file: str) -> Parsed:
+def parse_text(text: str) -> Parsed:
     """Parse YAML text into data + positions; YAML errors become diagnostics, never exceptions."""
     loader = _Loader(text)
     try:
         try:
             node = loader.get_single_node()
         except yaml.YAMLError as exc:
-            return Parsed(None, LocationIndex(), [_yaml_error(file, exc, text)])
+            return Parsed(None, LocationIndex(), [_yaml_error(exc, text)])
         if node is None:
             message = "the manifest is empty; start from examples/tiny_llm/manifest.yaml"
-            diag = Diagnostic(file, 1, 1, "error", "", message, "parse")
+            diag = Diagnostic("", 1, 1, "error", "", message, "parse")
             return Parsed(None, LocationIndex(), [diag])
-        walker = _Walker(loader, file)
+        walker = _Walker(loader)
         try:
             data = walker.walk(node, ())
         except _TooLarge:
@@ -200,7 +199,7 @@ def parse_text(text: str, file: str) -> Parsed:
                 f"the document expands to more than {MAX_NODES} values (alias expansion?); "
                 "write a smaller manifest"
             )
-            diag = Diagnostic(file, 1, 1, "error", "", message, "parse")
+            diag = Diagnostic("", 1, 1, "error", "", message, "parse")
             return Parsed(None, LocationIndex(), [diag])
         return Parsed(data, walker.locations, walker.diagnostics)
     finally:

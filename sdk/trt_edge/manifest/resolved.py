@@ -22,7 +22,7 @@ from trt_edge_runner.bundle_format import Profile, RuntimePolicy, TensorSpec
 
 from trt_edge.manifest.analysis import export_domain
 from trt_edge.manifest.locations import PathPart, SourceLocations
-from trt_edge.manifest.quantization import Budget, Quantization
+from trt_edge.manifest.quantization import DEFAULT_BUDGETS, Budget, Quantization
 
 Backend = Literal["auto", "tensorrt", "xnnpack", "portable"]
 
@@ -82,7 +82,6 @@ class ResolvedManifest:
 
     def budget(self, label: str) -> Budget:
         """The budget of a bundle labelled `label`: the defaults, overridden field by field."""
-        from trt_edge.manifest.quantization import DEFAULT_BUDGETS
 
         default = DEFAULT_BUDGETS.get(label, Budget(self.atol, 1.0, 0.01))
         given = self.budgets.get(label, {})

@@ -25,6 +25,8 @@ from trt_edge.manifest.huggingface import (
     read_folder,
 )
 from trt_edge.manifest.locations import JsonPath, LocationIndex, format_path
+from trt_edge.manifest.quantization import GROUP_MULTIPLE, refusals
+from trt_edge.manifest.requirements import RequirementLineError, parse_requirement
 from trt_edge.manifest.vocabulary import INTEGER_DTYPES, SYMBOL_PATTERN
 from trt_edge.targets.catalog import TargetCatalog, did_you_mean
 
@@ -60,13 +62,11 @@ class SemanticChecker:
         self,
         data: dict[str, Any],
         locations: LocationIndex,
-        file: str,
         manifest_dir: Path,
         catalog: TargetCatalog,
     ) -> None:
         self.data = data
         self.locations = locations
-        self.file = file
         self.manifest_dir = manifest_dir
         self.catalog = catalog
         self.diagnostics: list[Diagnostic] = []
@@ -88,7 +88,7 @@ class SemanticChecker:
     ) -> None:
         pos = self.locations.key(path) if at_key else self.locations.value(path)
         self.diagnostics.append(
-            Diagnostic(self.file, pos.line, pos.col, severity, format_path(path), message, stage)
+            Diagnostic("", pos.line, pos.col, severity, format_path(path), message, stage)
         )
 
     def section(self, key: str) -> Any:
@@ -222,7 +222,6 @@ class SemanticChecker:
         lines = model.get("requirements") if isinstance(model, dict) else None
         if not isinstance(lines, list) or not lines:
             return
-        from trt_edge.manifest.requirements import RequirementLineError, parse_requirement
 
         seen: dict[str, int] = {}
         for i, line in enumerate(lines):
@@ -691,7 +690,6 @@ class SemanticChecker:
     def check_quantize(self) -> None:
         """A scheme the manifest's backend cannot run, at its field (auto: checked as the CPU
         backend it falls back to; TensorRT is checked again when the build picks it)."""
-        from trt_edge.manifest.quantization import GROUP_MULTIPLE, refusals
 
         build = self.section("build")
         quantize = build.get("quantize") if isinstance(build, dict) else None
@@ -739,10 +737,9 @@ class SemanticChecker:
 def check_semantics(
     data: Any,
     locations: LocationIndex,
-    file: str,
     manifest_dir: Path,
     catalog: TargetCatalog,
 ) -> list[Diagnostic]:
     if not isinstance(data, dict):
         return []
-    return SemanticChecker(data, locations, file, manifest_dir, catalog).run()
+    return SemanticChecker(data, locations, manifest_dir, catalog).run()

@@ -20,7 +20,7 @@ from typing import Any
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.lower.backend import EngineBuild, LoweredProgram, LoweringRecipe, Progress
-from trt_edge.pipeline.lower.trt_engine import build_engine
+from trt_edge.pipeline.lower.trt_engine import build_engine, half_network
 from trt_edge.pipeline.lower.trt_flavour import Flavour
 from trt_edge.pipeline.lower.trt_onnx import to_onnx
 from trt_edge.pipeline.plan import ExportPlan
@@ -65,7 +65,7 @@ class TensorRTBackend:
         built from the program as exported."""
         from trt_edge.pipeline.lower import trt_delegate  # imports executorch
 
-        onnx = to_onnx(program, manifest, plan)
+        onnx = to_onnx(program, manifest, plan, half=half_network(self.flavour, manifest))
         built = build_engine(onnx, manifest, self.flavour, self.compute_capabilities, self.progress)
         pte = trt_delegate.wrap(program, built.engine, built.record)
         return LoweredProgram(

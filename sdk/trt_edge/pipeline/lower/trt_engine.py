@@ -38,6 +38,14 @@ class BuiltEngine:
     build_seconds: float
 
 
+# What a strongly typed network can be made here: fp32 as exported, fp16 by trt_onnx's pass.
+STRONGLY_TYPED_PRECISIONS = ("fp32", "fp16")
+
+
+# What fp16-by-conversion cannot reach (trt_onnx.half_program): code that fixes a dtype itself.
+FP32_ISLANDS = "`.to(torch.float32)`, `dtype=torch.float32` constants"
+
+
 def profile_shapes(manifest: ResolvedManifest) -> list[dict[str, tuple[tuple[int, ...], ...]]]:
     """Per manifest profile, in order, per dynamic input: (min, opt, max) shapes.
 
@@ -85,7 +93,7 @@ def build_engine(
     network = builder.create_network(0)
     parser = trt.OnnxParser(network, logger)
     if not parser.parse(onnx.data):
-        raise _parse_failure(parser, manifest)
+        raise _parse_failure(parser, manifest, half_network(flavour, manifest))
     config = builder.create_builder_config()
     _set_precision(trt, config, flavour, manifest)
     if flavour.sets_compute_capabilities and compute_capabilities:
@@ -125,19 +133,27 @@ def build_engine(
 def _set_precision(trt: Any, config: Any, flavour: Flavour, manifest: ResolvedManifest) -> None:
     """fp32 builds as exported. Other precisions: builder flags on regular TensorRT (weakly
     typed: TensorRT may choose them per layer); TensorRT-RTX takes the network's own types,
-    so a precision other than the exported one is refused rather than ignored."""
+    which `trt_onnx` made fp16 for an fp16 build (`half_network`), so there fp16 needs no flag
+    and any other precision is refused rather than ignored."""
     precision = manifest.precision
     if precision == "fp32":
         return
     if flavour.strongly_typed:
+        if precision in STRONGLY_TYPED_PRECISIONS:
+            return
         raise LoweringError(
             f"{manifest.where('build', 'precision')}: build.precision: {precision}: "
-            f"{flavour.module} networks are strongly typed (precision is the exported "
-            "model's dtypes), and trt-edge exports fp32",
-            hint="set build.precision: fp32 for TensorRT-RTX targets",
+            f"{flavour.module} networks are strongly typed (precision is the network's own "
+            f"dtypes), and trt-edge makes them {' or '.join(STRONGLY_TYPED_PRECISIONS)}",
+            hint="set build.precision: fp16 (or fp32) for TensorRT-RTX targets",
         )
     flags = {"fp16": "FP16", "bf16": "BF16", "int8": "INT8", "fp8": "FP8"}
     config.set_flag(getattr(trt.BuilderFlag, flags[precision]))
+
+
+def half_network(flavour: Flavour, manifest: ResolvedManifest) -> bool:
+    """Whether the ONNX model must carry fp16 types itself (a strongly typed fp16 build)."""
+    return flavour.strongly_typed and manifest.precision == "fp16"
 
 
 def _add_profiles(
@@ -170,7 +186,7 @@ def _io(tensors: Any) -> tuple[EngineIO, ...]:
     )
 
 
-def _parse_failure(parser: Any, manifest: ResolvedManifest) -> LoweringError:
+def _parse_failure(parser: Any, manifest: ResolvedManifest, half: bool) -> LoweringError:
     lines = []
     for i in range(parser.num_errors):
         error = parser.get_error(i)
@@ -178,10 +194,15 @@ def _parse_failure(parser: Any, manifest: ResolvedManifest) -> LoweringError:
         lines.append(f"{node}: {error.desc()}")
     first = lines[0] if lines else "the ONNX parser failed without saying why"
     more = f" (and {len(lines) - 1} more: {'; '.join(lines[1:4])})" if len(lines) > 1 else ""
+    hint = (
+        f"an fp16 network meets a value the model computes in fp32 ({FP32_ISLANDS}): make "
+        "that part follow its input's dtype, or set build.precision: fp32"
+        if half and "types" in first
+        else "rewrite that operation in operators TensorRT supports, or build with "
+        "--backend xnnpack"
+    )
     return LoweringError(
-        f"{model_line(manifest)}: TensorRT cannot convert the model: {first}{more}",
-        hint="rewrite that operation in operators TensorRT supports, or build with "
-        "--backend xnnpack",
+        f"{model_line(manifest)}: TensorRT cannot convert the model: {first}{more}", hint=hint
     )
 
 

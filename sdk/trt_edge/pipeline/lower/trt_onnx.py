@@ -9,10 +9,18 @@ dimension stays dynamic over the export domain, so the builder's profiles decide
 
 An operator the exporter cannot translate is refused here, at the manifest's model line,
 with the operator named; one TensorRT cannot parse is refused by `trt_engine`.
+
+A strongly typed network (TensorRT-RTX) takes its precision from the ONNX types, so an fp16
+build exports the program made fp16 in PyTorch (`half_program`: weights and buffers fp16,
+float inputs cast to fp16 on the way in and float outputs back to the manifest's dtype on the
+way out) and re-exported. Casting in PyTorch rather than rewriting the ONNX graph keeps
+PyTorch's own type promotion: a value the model computes in fp32 on purpose (an explicit
+`.float()`, an fp32 constant) stays fp32, with the casts written into the graph.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -47,9 +55,11 @@ def output_names(program: Any) -> tuple[str, ...]:
     return tuple(f"output_{i}" for i in range(len(program.graph_signature.user_outputs)))
 
 
-def to_onnx(program: Any, manifest: ResolvedManifest, plan: ExportPlan) -> OnnxModel:
-    """`program` through PyTorch's ONNX exporter; a failure names the operator and the
-    manifest line of the model."""
+def to_onnx(
+    program: Any, manifest: ResolvedManifest, plan: ExportPlan, *, half: bool = False
+) -> OnnxModel:
+    """`program` (made fp16 inside when `half`) through PyTorch's ONNX exporter; a failure
+    names the operator and the manifest line of the model."""
     import torch
 
     mutated = mutated_buffers(program)
@@ -66,6 +76,8 @@ def to_onnx(program: Any, manifest: ResolvedManifest, plan: ExportPlan) -> OnnxM
     example = tuple(
         torch.from_numpy(a) for a in sample_inputs(manifest.inputs, plan.example_symbols, seed=0)
     )
+    if half:
+        program = half_program(program, manifest, plan, example)
     try:
         exported = torch.onnx.export(
             program,
@@ -95,6 +107,51 @@ def to_onnx(program: Any, manifest: ResolvedManifest, plan: ExportPlan) -> OnnxM
             hint="remove unused inputs from the manifest and forward()",
         )
     return OnnxModel(proto.SerializeToString(), inputs, outputs, OPSET)
+
+
+def half_program(
+    program: Any, manifest: ResolvedManifest, plan: ExportPlan, example: tuple[Any, ...]
+) -> Any:
+    """`program` with fp16 weights, buffers and activations and its I/O dtypes unchanged,
+    exported again over the same dynamic shapes."""
+    import torch
+
+    class Half(torch.nn.Module):
+        """The program's module in fp16 between casts at its inputs and outputs."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            # A copy: `.to` converts parameters in place, and they are the program's own.
+            self.inner = copy.deepcopy(program.module()).to(torch.float16)
+
+        def forward(self, *args: Any) -> Any:
+            cast = [a.half() if a.is_floating_point() else a for a in args]
+            out = self.inner(*cast)
+            flat = out if isinstance(out, tuple | list) else (out,)
+            back = tuple(
+                o.to(e.dtype) if o.is_floating_point() else o
+                for o, e in zip(flat, expected, strict=True)
+            )
+            return back if isinstance(out, tuple | list) else back[0]
+
+    with torch.no_grad():
+        expected = program.module()(*example)
+        expected = expected if isinstance(expected, tuple | list) else (expected,)
+        try:
+            return torch.export.export(
+                Half(),
+                example,
+                dynamic_shapes=(plan.dynamic_shapes(manifest.inputs),),
+                strict=False,
+            )
+        except Exception as exc:
+            raise LoweringError(
+                f"{manifest.where('build', 'precision')}: build.precision: fp16: the model "
+                f"cannot be exported in fp16: {_first_line(exc)}",
+                hint="the exported program is made fp16 after export, which a program that fixes "
+                "its own dtypes (`.to(torch.float32)`, as Hugging Face's norms do) does not "
+                "survive; set build.precision: fp32 for this model on TensorRT-RTX",
+            ) from exc
 
 
 def mutated_buffers(program: Any) -> tuple[str, ...]:

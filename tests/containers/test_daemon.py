@@ -1,4 +1,4 @@
-"""One clear message, with the fixing command, for each way the engine can be unreachable."""
+"""One clear message, with the fixing command, for each way the Docker daemon can be unreachable."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from trt_edge.containers.build_runner import choose_mode
-from trt_edge.containers.engine import connect
+from trt_edge.containers.build_mode import choose_mode
+from trt_edge.containers.daemon import connect
 from trt_edge.containers.errors import DockerUnavailableError
 
 from tests.helpers.fixtures_docker import skip_or_fail
@@ -66,7 +66,7 @@ def test_socket_permission_denied_names_the_group_fix() -> None:
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(str(path))
         server.listen(1)
-        code = "from trt_edge.containers.engine import connect; connect(timeout=5)"
+        code = "from trt_edge.containers.daemon import connect; connect(timeout=5)"
         command = [sys.executable, "-c", code]
         if as_root:
             path.chmod(0o600)

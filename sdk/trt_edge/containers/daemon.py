@@ -1,4 +1,4 @@
-"""Connecting to the Docker engine, with one clear message per way it can fail.
+"""Connecting to the Docker daemon, with one clear message per way it can fail.
 
 The docker SDK reports a stopped daemon, a missing socket and a permission problem
 as the same `DockerException` wrapping a requests error; users need to know which
@@ -30,7 +30,7 @@ def describe_host() -> str:
 
 
 def connect(timeout: int = 600) -> DockerClient:
-    """A client whose engine answered `ping`; typed errors with the fixing command otherwise."""
+    """A client whose daemon answered `ping`; typed errors with the fixing command otherwise."""
     try:
         import docker
         import docker.errors
@@ -57,7 +57,7 @@ def classify(err: BaseException) -> DockerUnavailableError | DockerPermissionErr
 
 
 def reachable() -> bool:
-    """Whether an engine answers (quietly; for choosing a default)."""
+    """Whether a daemon answers (quietly; for choosing a default)."""
     try:
         connect(timeout=10).close()
     except (DockerUnavailableError, DockerPermissionError):
@@ -65,6 +65,6 @@ def reachable() -> bool:
     return True
 
 
-def is_engine_error(err: BaseException) -> bool:
-    """An error raised by the docker SDK or its HTTP stack (engine gone, API refusal)."""
+def is_daemon_error(err: BaseException) -> bool:
+    """An error raised by the docker SDK or its HTTP stack (daemon gone, API refusal)."""
     return type(err).__module__.split(".")[0] in ("docker", "requests", "urllib3")
