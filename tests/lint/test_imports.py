@@ -49,6 +49,9 @@ HEAVY = frozenset(
         # the HTTP stack under it: only `follow`, `publish` and `promote` load them.
         "oras",
         "requests",
+        # The grammar engine: optional (`trt-edge-runner[structured]`); a service without it
+        # still runs and refuses response_format by name.
+        "llguidance",
     }
 )
 

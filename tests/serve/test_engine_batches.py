@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from trt_edge_runner.serve.engine_client import EngineProcess
+from trt_edge_runner.serve.engine_events import Done, GenerateDone, Token
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm-gemma3")]
 
@@ -24,7 +24,7 @@ def test_a_slow_caller_gets_the_backlog_in_one_batch(
 ) -> None:
     body = {"prompt_ids": PROMPT, "max_new_tokens": NEW, "ignore_eos": True}
 
-    async def scenario() -> tuple[list[list[dict[str, Any]]], dict[str, Any]]:
+    async def scenario() -> tuple[list[list[Token | Done]], Done]:
         engine = await EngineProcess.start(trt_edge_run, mini_bundle("gemma3"))
         try:
             batches = engine.batches("generate", {**body, "stream": True})
@@ -42,7 +42,8 @@ def test_a_slow_caller_gets_the_backlog_in_one_batch(
     # more on a loaded machine); the second: everything left, up to `done`.
     assert len(seen) <= 2 and sum(len(batch) for batch in seen) == NEW + 1
     events = [event for batch in seen for event in batch]
-    tokens = [event for event in events if event["event"] == "token"]
-    assert [event["index"] for event in tokens] == list(range(NEW))
-    assert events[-1]["event"] == "done"
-    assert [event["token"] for event in tokens] == events[-1]["tokens"] == quiet["tokens"]
+    tokens = [event for event in events if isinstance(event, Token)]
+    assert [event.index for event in tokens] == list(range(NEW))
+    done = events[-1]
+    assert isinstance(done, GenerateDone) and isinstance(quiet, GenerateDone)
+    assert tuple(event.token for event in tokens) == done.tokens == quiet.tokens

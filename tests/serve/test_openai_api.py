@@ -211,6 +211,22 @@ def test_malformed_bodies_are_400s_not_tracebacks(served: Served) -> None:
     assert unknown.status_code == 404 and unknown.json()["error"]["param"] == "model"
 
 
+def test_an_id_past_the_vocabulary_is_the_engines_400_naming_prompt(
+    client: openai.OpenAI, bundle: Path
+) -> None:
+    """The engine owns the vocabulary limit: its refusal reaches the client in the API's
+    terms (`prompt`, not the engine's `prompt_ids`), streamed or not, naming the id."""
+    vocab = bundle_doc(bundle)["llm"]["vocab_size"]
+    for stream in (False, True):
+        with pytest.raises(openai.BadRequestError) as caught:
+            client.completions.create(
+                model=bundle_doc(bundle)["model"]["name"], prompt=[1, vocab + 3], stream=stream
+            )
+        assert isinstance(caught.value.body, dict), caught.value
+        assert caught.value.body["param"] == "prompt"
+        assert str(vocab + 3) in caught.value.body["message"]
+
+
 def test_a_client_that_goes_away_is_counted_cancelled(served: Served, bundle: Path) -> None:
     before = httpx.get(f"{served.url}/metrics").text
     body = {

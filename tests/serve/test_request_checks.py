@@ -18,6 +18,7 @@ from trt_edge_runner.serve.generation_params import (
     prompt_of,
 )
 from trt_edge_runner.serve.tensor_bytes import TensorDataError, pack, unpack
+from trt_edge_runner.serve.tool_calls import Tool, parse_tool_calls, tool_use_of
 
 
 @pytest.mark.parametrize(
@@ -41,6 +42,9 @@ from trt_edge_runner.serve.tensor_bytes import TensorDataError, pack, unpack
         ({"stream_options": []}, "stream_options"),
         ({"top_k": -1}, "top_k"),
         ({"repetition_penalty": 0}, "repetition_penalty"),
+        ({"response_format": {"type": "json"}}, "response_format.type"),
+        ({"response_format": "json"}, "response_format"),
+        ({"response_format": {"type": "json_object"}, "ignore_eos": True}, "ignore_eos"),
     ],
 )
 def test_an_out_of_range_or_mistyped_parameter_is_a_400_naming_it(
@@ -51,6 +55,66 @@ def test_an_out_of_range_or_mistyped_parameter_is_a_400_naming_it(
     assert caught.value.status == 400
     assert caught.value.field == field
     assert str(caught.value).startswith(f"{field}: ")
+
+
+ADD = {"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}}
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"tools": {"add": {}}}, "tools"),
+        ({"tools": [{"type": "function", "function": {"name": "a b"}}]}, "tools[0].function.name"),
+        ({"tools": [ADD, ADD]}, "tools"),
+        ({"tools": [ADD], "tool_choice": "sometimes"}, "tool_choice"),
+        ({"tools": [ADD], "tool_choice": {"type": "function", "function": {"name": "mul"}}},
+         "tool_choice.function.name"),
+        ({"tool_choice": "required"}, "tool_choice"),
+        ({"tools": [ADD], "parallel_tool_calls": "yes"}, "parallel_tool_calls"),
+    ],
+)  # fmt: skip
+def test_bad_tools_are_400s_naming_the_part(body: dict[str, Any], field: str) -> None:
+    with pytest.raises(ApiError) as caught:
+        tool_use_of(body)
+    assert caught.value.field == field
+
+
+def test_tool_choice_decides_what_is_forced_and_what_is_read() -> None:
+    assert not tool_use_of({}).active
+    none = tool_use_of({"tools": [ADD], "tool_choice": "none"})
+    assert not none.active and none.template_tools() == [ADD]  # rendered, not read
+    choice = {"type": "function", "function": {"name": "add"}}
+    named = tool_use_of({"tools": [ADD], "tool_choice": choice})
+    assert named.forced and named.named == "add" and '"const": "add"' in named.forced_grammar()
+
+
+def test_calls_are_read_from_the_text_and_anything_else_stays_text() -> None:
+    tools = [Tool("add", {"type": "object"})]
+    call = '<tool_call>\n{"name": "add", "arguments": {"a": 1}}\n</tool_call>'
+    text = f'ok {call} <tool_call>{{"name": "mul"}}</tool_call>'
+    content, calls = parse_tool_calls(text, tools)
+    assert [(c.name, c.arguments) for c in calls] == [("add", '{"a": 1}')]
+    assert content == 'ok  <tool_call>{"name": "mul"}</tool_call>'
+    assert parse_tool_calls("plain", tools) == ("plain", [])
+
+
+def test_messages_carry_tool_calls_and_results_as_templates_read_them() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1}'}}
+    messages = messages_of({"messages": [
+        {"role": "user", "content": "x"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "2"},
+    ]})  # fmt: skip
+    assert messages[1]["tool_calls"][0]["function"]["arguments"] == {"a": 1}
+    assert messages[2] == {"role": "tool", "content": "2", "tool_call_id": "c1"}
+    bad = {**call, "function": {"name": "add", "arguments": "{oops"}}
+    with pytest.raises(ApiError) as caught:
+        messages_of({"messages": [{"role": "assistant", "tool_calls": [bad]}]})
+    assert caught.value.field == "messages[0].tool_calls[0].function.arguments"
+
+
+def test_a_text_response_format_is_what_is_generated_anyway() -> None:
+    assert generation_params({"response_format": {"type": "text"}}).max_tokens is None
 
 
 def test_parameters_in_range_reach_the_engine_as_given() -> None:

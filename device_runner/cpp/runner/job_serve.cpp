@@ -7,7 +7,9 @@
 // reaches a generation between two tokens — and queues the rest. The engine (this thread)
 // runs the queue in order, one request at a time: one loaded method, one KV cache, kept
 // between requests for prefix reuse. A request's failure is an error event; the engine
-// keeps serving. End of input or `shutdown`: the requests already read are answered, then
+// keeps serving. A constrained generation waits, before each token, for the `mask` the
+// reader hands it (the client runs the grammar; the engine sets the ids it refuses to -inf
+// before sampling). End of input or `shutdown`: the requests already read are answered, then
 // exit 0. A parent that stops reading (stdout closed) cancels the generation in progress.
 #include <signal.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -84,7 +87,8 @@ struct Job {
   std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
 };
 
-/// What the reader hands the engine: jobs in order, then the end (EOF or shutdown).
+/// What the reader hands the engine: jobs in order, the masks of constrained generations,
+/// then the end (EOF or shutdown).
 class Queue {
  public:
   /// false when `id` is already in flight (queued or running).
@@ -101,6 +105,34 @@ class Queue {
     closed_ = true;
     shutdown_ = std::move(shutdown);
     ready_.notify_one();
+    mask_ready_.notify_all();
+  }
+  /// Keeps `mask` for its target if that is in flight; a mask for a request already finished
+  /// (it stopped at eos while the client sent the next mask) is dropped, not an error.
+  void deliver(serve::MaskRequest mask) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!flags_.count(mask.target)) return;
+    const std::string target = mask.target;
+    masks_[target].push_back(std::move(mask));
+    mask_ready_.notify_all();
+  }
+  /// The next mask for `id`, waiting for it; nullopt once `id` is cancelled, the input has
+  /// ended (no mask can come) or `gone()` (the parent stopped reading).
+  std::optional<serve::MaskRequest> await_mask(const std::string& id,
+                                               const std::function<bool()>& gone) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      auto it = masks_.find(id);
+      if (it != masks_.end() && !it->second.empty()) {
+        serve::MaskRequest mask = std::move(it->second.front());
+        it->second.pop_front();
+        return mask;
+      }
+      auto flag = flags_.find(id);
+      if (closed_ || flag == flags_.end() || *flag->second || gone()) return std::nullopt;
+      // Woken by a mask, a cancel or the end; the timeout only rechecks `gone`.
+      mask_ready_.wait_for(lock, std::chrono::milliseconds(200));
+    }
   }
   /// The next job; nullopt once closed and drained.
   std::optional<Job> pop() {
@@ -116,17 +148,20 @@ class Queue {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = flags_.find(id);
     if (it != flags_.end()) *it->second = true;
+    mask_ready_.notify_all();
   }
   /// Every job in flight: the parent is gone.
   void cancel_all() {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto& [id, flag] : flags_) *flag = true;
+    mask_ready_.notify_all();
   }
   /// `id` is finished: forgotten before its terminal event, so the id is free again when
   /// the client reads that event.
   void finish(const std::string& id) {
     std::lock_guard<std::mutex> lock(mutex_);
     flags_.erase(id);
+    masks_.erase(id);
   }
   std::optional<ServeRequest> shutdown() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -136,8 +171,10 @@ class Queue {
  private:
   std::mutex mutex_;
   std::condition_variable ready_;
+  std::condition_variable mask_ready_;
   std::deque<Job> jobs_;
   std::map<std::string, std::shared_ptr<std::atomic<bool>>> flags_;
+  std::map<std::string, std::deque<serve::MaskRequest>> masks_;
   bool closed_ = false;
   std::optional<ServeRequest> shutdown_;
 };
@@ -161,6 +198,12 @@ void read_requests(Queue& queue, EventWriter& out, size_t cap) {
           queue.cancel(r.target);
           out.write(Json{{"id", r.id}, {"event", "done"}});
           return true;
+        case Op::kMask: {
+          const std::string id = r.id;
+          queue.deliver(std::move(r.mask));
+          out.write(Json{{"id", id}, {"event", "done"}});
+          return true;
+        }
         case Op::kShutdown:
           queue.close(std::move(r));
           return false;
@@ -286,7 +329,7 @@ class Engine {
       return;
     }
     try {
-      const Json done = r.op == Op::kGenerate ? generate(r, *job.cancelled) : infer(r);
+      const Json done = r.op == Op::kGenerate ? generate(r, *job.cancelled, queue) : infer(r);
       queue.finish(r.id);
       out_.write(done);
     } catch (const RequestError& e) {
@@ -307,7 +350,36 @@ class Engine {
   }
 
  private:
-  Json generate(const ServeRequest& r, const std::atomic<bool>& cancelled) {
+  /// The mask for token `index` of the constrained generation `r` (nullopt: stop, cancelled);
+  /// a mask for another index, of another size than the vocabulary's bitset or allowing no
+  /// token fails the generation naming the field.
+  std::optional<std::vector<uint32_t>> mask_for(const ServeRequest& r, int64_t index, Queue& queue) {
+    auto mask = queue.await_mask(r.id, [&] { return out_.gone(); });
+    if (!mask) return std::nullopt;
+    if (mask->index != index) {
+      throw RequestError("usage",
+                         "mask.index: " + std::to_string(mask->index) + " given; token " +
+                             std::to_string(index) + " is the next to sample",
+                         "mask.index");
+    }
+    const auto words = static_cast<size_t>((plan_->vocab_size + 31) / 32);
+    if (mask->allowed.size() != words) {
+      throw RequestError("usage",
+                         "mask.allowed: " + std::to_string(mask->allowed.size()) +
+                             " words; the vocabulary (" + std::to_string(plan_->vocab_size) +
+                             " ids) needs " + std::to_string(words),
+                         "mask.allowed");
+    }
+    bool any = false;
+    for (int64_t k = 0; k < plan_->vocab_size && !any; ++k) any = token_allowed(mask->allowed, k);
+    if (!any) {
+      throw RequestError("usage", "mask.allowed: allows no token of the vocabulary",
+                         "mask.allowed");
+    }
+    return std::move(mask->allowed);
+  }
+
+  Json generate(const ServeRequest& r, const std::atomic<bool>& cancelled, Queue& queue) {
     if (!generator_) {
       throw RequestError("request_refused", "this bundle cannot generate: " + no_generation_);
     }
@@ -328,6 +400,15 @@ class Engine {
       };
     }
     callbacks.cancelled = [&] { return cancelled.load() || out_.gone(); };
+    if (r.constrained) {
+      if (!r.stream) {
+        throw RequestError("usage",
+                           "constrained: needs stream: true (the client reads each token to "
+                           "send the next mask)",
+                           "constrained");
+      }
+      callbacks.allowed = [&](int64_t index) { return mask_for(r, index, queue); };
+    }
     enter_stage("serving request " + r.id);
     cache_overwritten_ = false;  // a cold start (or a failure, which forgets it) follows
     const GenerationResult result = generator_->generate(g, callbacks);

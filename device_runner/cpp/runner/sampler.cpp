@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -49,6 +50,19 @@ void apply_repetition_penalty(std::vector<float>& row, const std::vector<int64_t
     if (id < 0 || id >= static_cast<int64_t>(row.size())) continue;
     float& v = row[static_cast<size_t>(id)];
     v = v > 0.0f ? static_cast<float>(v / penalty) : static_cast<float>(v * penalty);
+  }
+}
+
+bool token_allowed(const std::vector<uint32_t>& allowed, int64_t id) {
+  const auto word = static_cast<size_t>(id / 32);
+  return id >= 0 && word < allowed.size() && ((allowed[word] >> (id % 32)) & 1u) != 0;
+}
+
+void apply_token_mask(std::vector<float>& row, const std::vector<uint32_t>& allowed) {
+  for (size_t k = 0; k < row.size(); ++k) {
+    if (!token_allowed(allowed, static_cast<int64_t>(k))) {
+      row[k] = -std::numeric_limits<float>::infinity();
+    }
   }
 }
 

@@ -41,6 +41,14 @@ int64_t argmax(const std::vector<float>& row);
 void apply_repetition_penalty(std::vector<float>& row, const std::vector<int64_t>& seen,
                               double penalty);
 
+/// Constrained generation's rule, in place: every id of `row` whose bit is clear in `allowed`
+/// (bit k%32 of word k/32, as the engine protocol's `mask` carries it; ids past the words
+/// are clear) becomes -inf, so no sampling rule can pick it.
+void apply_token_mask(std::vector<float>& row, const std::vector<uint32_t>& allowed);
+
+/// Whether `allowed` sets the bit of `id`.
+bool token_allowed(const std::vector<uint32_t>& allowed, int64_t id);
+
 /// The smallest set of the most likely ids whose probabilities sum to at least `top_p`,
 /// most likely first (ties to the lowest id); all ids when top_p >= 1.
 std::vector<int64_t> nucleus(const std::vector<double>& probs, double top_p);

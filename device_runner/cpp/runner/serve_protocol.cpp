@@ -68,7 +68,7 @@ std::vector<int64_t> token_ids(const Json& v, const std::string& field, bool non
 void parse_generate(const Json& doc, ServeRequest& r) {
   only_fields(doc,
               {"id", "op", "prompt_ids", "max_new_tokens", "sampling", "stop_token_ids",
-               "ignore_eos", "stream", "reuse_prefix"},
+               "ignore_eos", "stream", "reuse_prefix", "constrained"},
               "");
   GenerationRequest& g = r.generate;
   if (!doc.contains("prompt_ids")) throw usage("prompt_ids", "missing: pass the prompt's token ids");
@@ -105,6 +105,33 @@ void parse_generate(const Json& doc, ServeRequest& r) {
   if (doc.contains("ignore_eos")) g.ignore_eos = boolean(doc["ignore_eos"], "ignore_eos");
   if (doc.contains("stream")) r.stream = boolean(doc["stream"], "stream");
   if (doc.contains("reuse_prefix")) g.reuse_prefix = boolean(doc["reuse_prefix"], "reuse_prefix");
+  if (doc.contains("constrained")) r.constrained = boolean(doc["constrained"], "constrained");
+}
+
+void parse_mask(const Json& doc, ServeRequest& r) {
+  only_fields(doc, {"id", "op", "target", "index", "allowed"}, "");
+  MaskRequest& m = r.mask;
+  if (!doc.contains("target") || !doc["target"].is_string()) {
+    throw usage("target", "expected the id of the constrained generate request");
+  }
+  m.target = doc["target"].get<std::string>();
+  if (!doc.contains("index")) throw usage("index", "missing: the index of the token it is for");
+  m.index = integer_in(doc["index"], "index", 0, std::numeric_limits<int32_t>::max());
+  if (!doc.contains("allowed") || !doc["allowed"].is_string()) {
+    throw usage("allowed", "expected base64 of a little-endian uint32 bitset over the vocabulary");
+  }
+  const auto bytes = base64_decode(doc["allowed"].get<std::string>());
+  if (!bytes) throw usage("allowed", "not padded base64 (RFC 4648)");
+  if (bytes->size() % 4 != 0) {
+    throw usage("allowed", "holds " + std::to_string(bytes->size()) +
+                               " bytes; a bitset of uint32 words is a multiple of 4");
+  }
+  m.allowed.resize(bytes->size() / 4);
+  for (size_t w = 0; w < m.allowed.size(); ++w) {
+    uint32_t word = 0;
+    for (size_t b = 0; b < 4; ++b) word |= static_cast<uint32_t>((*bytes)[w * 4 + b]) << (8 * b);
+    m.allowed[w] = word;
+  }
 }
 
 NamedArray parse_tensor(const Json& t, const std::string& field) {
@@ -210,12 +237,15 @@ ServeRequest parse_request(const std::string& line) {
         throw usage("target", "expected the id of the request to cancel");
       }
       r.target = doc["target"].get<std::string>();
+    } else if (op == "mask") {
+      r.op = Op::kMask;
+      parse_mask(doc, r);
     } else if (op == "ping" || op == "shutdown") {
       r.op = op == "ping" ? Op::kPing : Op::kShutdown;
       only_fields(doc, {"id", "op"}, "");
     } else {
       throw RequestError("protocol",
-                         "op: '" + op + "' is not one of generate, infer, cancel, ping, shutdown",
+                         "op: '" + op + "' is not one of generate, infer, cancel, mask, ping, shutdown",
                          "op");
     }
     return r;

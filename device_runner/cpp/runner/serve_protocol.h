@@ -15,7 +15,14 @@
 
 namespace trt_edge::runner::serve {
 
-enum class Op { kGenerate, kInfer, kCancel, kPing, kShutdown };
+enum class Op { kGenerate, kInfer, kCancel, kPing, kShutdown, kMask };
+
+/// A `mask` request: the ids token `index` of the constrained generation `target` may be.
+struct MaskRequest {
+  std::string target;
+  int64_t index = 0;
+  std::vector<uint32_t> allowed;  ///< bit k%32 of word k/32 = id k
+};
 
 /// One tensor of an `infer` request: raw little-endian row-major bytes.
 struct NamedArray {
@@ -38,6 +45,8 @@ struct ServeRequest {
   Op op = Op::kPing;
   GenerationRequest generate;  ///< kGenerate
   bool stream = false;         ///< kGenerate: a token event per token
+  bool constrained = false;    ///< kGenerate: wait for a `mask` before each token
+  MaskRequest mask;            ///< kMask
   InferRequest infer;          ///< kInfer
   std::string target;          ///< kCancel
 };

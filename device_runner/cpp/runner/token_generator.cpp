@@ -8,7 +8,22 @@ void generate_tokens(GenerationState& state, Sampler& sampler, Array logits, int
                      const std::function<double()>& seconds_since_start) {
   const int64_t cache_len = state.plan().max_cache_len;
   for (;;) {
-    const int64_t token = sampler.next(last_row(logits), seen);
+    int64_t token = 0;
+    if (callbacks.allowed) {
+      const auto allowed = callbacks.allowed(static_cast<int64_t>(stats.tokens.size()));
+      if (!allowed) {
+        stats.stop = "cancelled";
+        break;
+      }
+      std::vector<float> row = last_row(logits);
+      apply_token_mask(row, *allowed);
+      token = sampler.next(row, seen);
+      // A draw lands on a masked id only through rounding at the end of the walk: the most
+      // likely allowed id then, never a token the grammar refused.
+      if (!token_allowed(*allowed, token)) token = argmax(row);
+    } else {
+      token = sampler.next(last_row(logits), seen);
+    }
     if (stats.tokens.empty()) stats.first_token_s = seconds_since_start();
     stats.tokens.push_back(token);
     seen.push_back(token);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -22,9 +23,12 @@ struct StopRule {
 };
 
 /// What the caller hears: each token as it is made, and whether to stop before the next.
+/// `allowed` (constrained generation) is asked before token `index` is sampled for the ids it
+/// may be (a bitset, sampler.h's apply_token_mask); nullopt stops the generation as cancelled.
 struct TokenCallbacks {
   std::function<void(int64_t index, int64_t token)> on_token;
   std::function<bool()> cancelled;
+  std::function<std::optional<std::vector<uint32_t>>(int64_t index)> allowed;
 };
 
 /// Samples the first token from `logits` (the prompt's), then decodes until a stop: the

@@ -91,9 +91,28 @@ void unit_interval_is_in_range() {
   }
 }
 
+void a_mask_keeps_only_the_allowed_ids() {
+  // ids 2 and 4 allowed (bits 2 and 4 of word 0): greedy and every seed pick one of them.
+  const std::vector<uint32_t> allowed = {(1u << 2) | (1u << 4)};
+  std::vector<float> row = kRow;
+  apply_token_mask(row, allowed);
+  CHECK(token_allowed(allowed, 2) && token_allowed(allowed, 4) && !token_allowed(allowed, 1));
+  CHECK(!token_allowed(allowed, 40));  // past the words: clear
+  CHECK(argmax(row) == 2);
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    SamplingParams params;
+    params.temperature = 2.0;
+    params.seed = seed;
+    Sampler sampler(params);
+    const int64_t id = sampler.next(row, {});
+    CHECK(id == 2 || id == 4);
+  }
+}
+
 }  // namespace
 
 int main() {
+  a_mask_keeps_only_the_allowed_ids();
   greedy_and_top_k_one();
   seeded_reproducibility();
   nucleus_keeps_the_smallest_set_reaching_p();

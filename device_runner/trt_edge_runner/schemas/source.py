@@ -444,6 +444,7 @@ ENGINE_REQUEST = document(
                     "ignore_eos": BOOLEAN,
                     "stream": BOOLEAN,
                     "reuse_prefix": BOOLEAN,
+                    "constrained": BOOLEAN,
                 },
                 closed=True,
             ),
@@ -462,6 +463,16 @@ ENGINE_REQUEST = document(
                 closed=True,
             ),
             obj({"id": REQUEST_ID, "op": const("cancel"), "target": REQUEST_ID}, closed=True),
+            obj(
+                {
+                    "id": REQUEST_ID,
+                    "op": const("mask"),
+                    "target": REQUEST_ID,
+                    "index": NON_NEGATIVE,
+                    "allowed": string(),
+                },
+                closed=True,
+            ),
             obj({"id": REQUEST_ID, "op": enum("ping", "shutdown")}, closed=True),
         ]
     },

@@ -4,13 +4,16 @@ Why a child process: a fatal signal inside ExecuTorch ends the engine, not the s
 parent sees EOF and the exit status (docs/engine-protocol.md). This module only talks the
 protocol: start the engine and wait for its `ready` line, send requests with fresh ids,
 route each event line to the request it names, and when the pipe ends fail every request
-in flight with `EngineDied` naming the exit status or signal. What to do about a death
-(restart, backoff) is the supervisor's job.
+in flight with `EngineDied` naming the exit status or signal. Every line is decoded once,
+here, into the typed event of `engine_events` (its schema first): the layers above read
+attributes, never the engine's dicts. What to do about a death (restart, backoff) is the
+supervisor's job.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import itertools
 import json
@@ -18,11 +21,20 @@ import logging
 import os
 import signal
 from collections.abc import AsyncGenerator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from trt_edge_runner.errors import TrtEdgeError
+from trt_edge_runner.serve.engine_events import (
+    Done,
+    EngineInfo,
+    EngineProtocolError,
+    Event,
+    Failure,
+    Token,
+    decode_event,
+    decode_ready,
+)
 
 LOG = logging.getLogger("trt_edge_runner.serve.engine")
 # An infer answer carries whole output tensors base64-encoded on one line.
@@ -51,32 +63,17 @@ class EngineRequestError(EngineError):
         self.field = field
 
 
-@dataclass(frozen=True)
-class EngineInfo:
-    """The engine's `ready` line: what the loaded bundle is and how it generates."""
+class TokenConstraint(Protocol):
+    """What a constrained generation follows (serve.structured_output.GrammarConstraint): the
+    ids the next token may be, and each token the engine took."""
 
-    model_name: str
-    model_version: str
-    mode: str
-    phases: dict[str, int | str]
-    profiles: tuple[str, ...]
-    inputs: tuple[dict[str, Any], ...]
-    outputs: tuple[dict[str, Any], ...]
-    generation: dict[str, Any] | None
+    def allowed(self) -> bytes: ...
 
-    @classmethod
-    def from_ready(cls, doc: Mapping[str, Any]) -> EngineInfo:
-        model = doc.get("model") or {}
-        return cls(
-            model_name=str(model.get("name", "")),
-            model_version=str(model.get("version", "")),
-            mode=str(doc.get("mode", "")),
-            phases=dict(doc.get("phases") or {}),
-            profiles=tuple(doc.get("profiles") or ()),
-            inputs=tuple(doc.get("inputs") or ()),
-            outputs=tuple(doc.get("outputs") or ()),
-            generation=doc.get("generation"),
-        )
+    def accept(self, token: int) -> None: ...
+
+
+class EngineBrokeProtocol(EngineError):
+    """An engine line broke its schema (engine_events): the request it named fails."""
 
 
 def describe_exit(pid: int, returncode: int | None) -> str:
@@ -99,7 +96,7 @@ class EngineProcess:
         self._process = process
         self.info = info
         self._ids = itertools.count(1)
-        self._inflight: dict[str, asyncio.Queue[dict[str, Any] | EngineError]] = {}
+        self._inflight: dict[str, _Inflight] = {}
         self._write_lock = asyncio.Lock()
         self._background: set[asyncio.Task[None]] = set()
         self.death: str | None = None
@@ -151,7 +148,14 @@ class EngineProcess:
                 process.kill()
             code = await process.wait()
             raise EngineStartError(_start_failure(bundle, doc, stderr, process.pid, code))
-        return cls(process, EngineInfo.from_ready(doc))
+        try:
+            info = decode_ready(doc)
+        except EngineProtocolError as exc:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+            raise EngineStartError(f"{bundle}: {exc}; is {runner} of this release?") from None
+        return cls(process, info)
 
     async def _read_events(self) -> None:
         stdout = self._process.stdout
@@ -170,14 +174,17 @@ class EngineProcess:
                 if doc is None:
                     LOG.warning("engine pid %s wrote a non-protocol line: %r", self.pid, line)
                     continue
-                queue = self._inflight.get(str(doc.get("id")))
-                if queue is not None:
-                    queue.put_nowait(doc)
+                inflight = self._inflight.get(str(doc.get("id")))
+                if inflight is None:
+                    continue  # a mask's `done`, or a request given up on
+                event = inflight.put(doc)
+                if isinstance(event, Token) and inflight.constraint is not None:
+                    await self._next_mask(inflight, event)
         finally:
             code = await self._process.wait()
             self.death = describe_exit(self.pid, code)
-            for queue in self._inflight.values():
-                queue.put_nowait(EngineDied(self.death))
+            for inflight in self._inflight.values():
+                inflight.queue.put_nowait(EngineDied(self.death))
             self.ended.set()
 
     async def _send(self, doc: Mapping[str, Any]) -> None:
@@ -192,9 +199,22 @@ class EngineProcess:
                 await self.ended.wait()
                 raise EngineDied(self.death or "trt-edge-run closed its input") from None
 
-    async def request(
-        self, op: str, body: Mapping[str, Any]
-    ) -> AsyncGenerator[dict[str, Any], None]:
+    async def _next_mask(self, inflight: _Inflight, token: Token) -> None:
+        """After token i of a constrained generation: the grammar follows it, and the mask for
+        token i + 1 goes at once (the engine waits for it). A mask after the last token (the
+        engine stopped at eos or max_new_tokens meanwhile) is dropped by the engine."""
+        assert inflight.constraint is not None and inflight.request_id is not None
+        try:
+            inflight.constraint.accept(token.token)
+            allowed = inflight.constraint.allowed()
+        except Exception as exc:  # the grammar refused the token: fail the request
+            LOG.error("constrained request %s: %s", inflight.request_id, exc)
+            inflight.queue.put_nowait(EngineBrokeProtocol(str(exc)))
+            return
+        with contextlib.suppress(EngineDied):
+            await self._send(_mask(inflight.request_id, token.index + 1, allowed))
+
+    async def request(self, op: str, body: Mapping[str, Any]) -> AsyncGenerator[Token | Done, None]:
         """Send one request; yield its events up to and including `done` (see `batches`)."""
         async with contextlib.aclosing(self.batches(op, body)) as batches:
             async for batch in batches:
@@ -202,44 +222,48 @@ class EngineProcess:
                     yield event
 
     async def batches(
-        self, op: str, body: Mapping[str, Any]
-    ) -> AsyncGenerator[list[dict[str, Any]], None]:
+        self, op: str, body: Mapping[str, Any], constraint: TokenConstraint | None = None
+    ) -> AsyncGenerator[list[Token | Done], None]:
         """Send one request; yield its events up to and including `done`, in batches.
 
         A batch is every event of the request that has arrived by the time the caller asks
         (at least one): a caller slower than the engine (a loaded machine) then handles the
         tokens that piled up in one go instead of one event-loop turn each, so it catches up
         instead of falling further behind. An `error` event raises EngineRequestError (after
-        the events before it are yielded); the engine's death raises EngineDied. Leaving the
-        iteration early (the caller was cancelled, the client went away) sends a `cancel`
-        for the request, so the engine stops at its next token.
+        the events before it are yielded); the engine's death raises EngineDied, a line that
+        breaks its schema EngineBrokeProtocol. Leaving the iteration early (the caller was
+        cancelled, the client went away) sends a `cancel` for the request, so the engine
+        stops at its next token.
+
+        With a `constraint` (a generate), the request is sent `constrained` and the engine
+        waits before each token for the mask the constraint gives (`_next_mask`).
         """
         request_id = f"r{next(self._ids)}"
-        queue: asyncio.Queue[dict[str, Any] | EngineError] = asyncio.Queue()
-        self._inflight[request_id] = queue
+        inflight = _Inflight(op, request_id, constraint)
+        self._inflight[request_id] = inflight
         finished = False
         try:
-            await self._send({**body, "id": request_id, "op": op})
+            if constraint is None:
+                await self._send({**body, "id": request_id, "op": op})
+            else:
+                first = constraint.allowed()
+                await self._send({**body, "id": request_id, "op": op, "constrained": True})
+                await self._send(_mask(request_id, 0, first))
             while True:
-                batch: list[dict[str, Any]] = []
+                batch: list[Token | Done] = []
                 failure: EngineError | None = None
-                item = await queue.get()
+                item = await inflight.queue.get()
                 while True:
                     if isinstance(item, EngineError):
                         failure = item
-                    elif item.get("event") == "error":
-                        error = item.get("error") or {}
-                        failure = EngineRequestError(
-                            str(error.get("kind", "internal")),
-                            str(error.get("message", "the engine refused the request")),
-                            error.get("field"),
-                        )
+                    elif isinstance(item, Failure):
+                        failure = EngineRequestError(item.kind, item.message, item.field)
                     else:
                         batch.append(item)
-                        finished = item.get("event") == "done"
-                    if failure is not None or finished or queue.empty():
+                        finished = not isinstance(item, Token)
+                    if failure is not None or finished or inflight.queue.empty():
                         break
-                    item = queue.get_nowait()
+                    item = inflight.queue.get_nowait()
                 finished = finished or failure is not None
                 if batch:
                     yield batch
@@ -251,23 +275,21 @@ class EngineProcess:
             if not finished and not self.ended.is_set():
                 # In the background: the caller (cancelled, or past its deadline) must not
                 # wait for the engine to reach its next token.
-                task = asyncio.create_task(self._cancel(request_id, queue))
+                task = asyncio.create_task(self._cancel(request_id, inflight))
                 self._background.add(task)
                 task.add_done_callback(self._background.discard)
             else:
                 self._inflight.pop(request_id, None)
 
-    async def _cancel(
-        self, target: str, queue: asyncio.Queue[dict[str, Any] | EngineError]
-    ) -> None:
+    async def _cancel(self, target: str, inflight: _Inflight) -> None:
         """Cancel `target` and consume its events up to its terminal one."""
         cancel_id = f"c{next(self._ids)}"
-        self._inflight[cancel_id] = asyncio.Queue()
+        self._inflight[cancel_id] = _Inflight("cancel")
         try:
             await self._send({"id": cancel_id, "op": "cancel", "target": target})
             while True:
-                item = await queue.get()
-                if isinstance(item, EngineError) or item.get("event") in ("done", "error"):
+                item = await inflight.queue.get()
+                if not isinstance(item, Token):
                     return
         except EngineError:
             return
@@ -275,12 +297,12 @@ class EngineProcess:
             self._inflight.pop(cancel_id, None)
             self._inflight.pop(target, None)
 
-    async def call(self, op: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def call(self, op: str, body: Mapping[str, Any]) -> Done:
         """One request whose only event that matters is its `done` (infer, ping)."""
-        done: dict[str, Any] = {}
         async for event in self.request(op, body):
-            done = event
-        return done
+            if not isinstance(event, Token):
+                return event
+        raise EngineBrokeProtocol(f"the engine ended a {op} request without a done event")
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -297,6 +319,41 @@ class EngineProcess:
                 self.kill()
         await self.ended.wait()
         await self._stderr
+
+
+class _Inflight:
+    """A request awaiting events: its op (which `done` schema applies), its queue, and the
+    constraint a constrained generation follows."""
+
+    def __init__(
+        self, op: str, request_id: str | None = None, constraint: TokenConstraint | None = None
+    ) -> None:
+        self.op = op
+        self.request_id = request_id
+        self.constraint = constraint
+        self.queue: asyncio.Queue[Event | EngineError] = asyncio.Queue()
+
+    def put(self, doc: Mapping[str, Any]) -> Event | None:
+        """`doc` decoded as an event of this request and queued (None: the protocol break it
+        is, queued instead)."""
+        try:
+            event = decode_event(doc, self.op)
+        except EngineProtocolError as exc:
+            LOG.error("%s", exc)
+            self.queue.put_nowait(EngineBrokeProtocol(str(exc)))
+            return None
+        self.queue.put_nowait(event)
+        return event
+
+
+def _mask(target: str, index: int, allowed: bytes) -> dict[str, Any]:
+    return {
+        "id": f"m{target}.{index}",
+        "op": "mask",
+        "target": target,
+        "index": index,
+        "allowed": base64.b64encode(allowed).decode(),
+    }
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:

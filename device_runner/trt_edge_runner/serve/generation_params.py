@@ -39,6 +39,22 @@ class Sampling:
 
 
 @dataclass(frozen=True)
+class ResponseFormat:
+    """`response_format`: plain text, any JSON object, or JSON held to `schema`."""
+
+    type: str = "text"  # "text" | "json_object" | "json_schema"
+    schema: dict[str, Any] | None = None  # json_schema: the schema itself
+
+    @property
+    def constrained(self) -> bool:
+        return self.type != "text"
+
+    def json_schema(self) -> dict[str, Any]:
+        """The schema the output is held to (json_object: any object)."""
+        return self.schema if self.schema is not None else {"type": "object"}
+
+
+@dataclass(frozen=True)
 class GenerationParams:
     """What an OpenAI request asks of a generation, checked."""
 
@@ -49,6 +65,7 @@ class GenerationParams:
     include_usage: bool = False
     stop_token_ids: tuple[int, ...] = field(default_factory=tuple)
     ignore_eos: bool = False
+    response_format: ResponseFormat = field(default_factory=ResponseFormat)
 
 
 def body_object(raw: bytes) -> dict[str, Any]:
@@ -117,10 +134,41 @@ def _unsupported(doc: dict[str, Any]) -> None:
         value = doc.get(name)
         if value is not None and value != 0:
             raise bad_field(name, "not supported (use repetition_penalty); send 0 or omit it")
-    for name in ("logprobs", "top_logprobs", "echo", "best_of", "logit_bias", "tools"):
+    for name in ("logprobs", "top_logprobs", "echo", "best_of", "logit_bias"):
         value = doc.get(name)
         if value not in (None, False, 0, {}, []) and not (name == "best_of" and value == 1):
             raise bad_field(name, "not supported by this service; omit it")
+
+
+def _response_format(doc: dict[str, Any]) -> ResponseFormat:
+    """OpenAI's `response_format`, checked: `{"type": "text"}`, `{"type": "json_object"}` or
+    `{"type": "json_schema", "json_schema": {"name", "schema", "strict"?, "description"?}}`.
+    Whether the schema compiles is the grammar engine's to say (structured_output)."""
+    value = doc.get("response_format")
+    if value is None:
+        return ResponseFormat()
+    if not isinstance(value, dict):
+        raise bad_field("response_format", f"expected an object with a type, got {value!r}")
+    kind = value.get("type")
+    if kind in ("text", "json_object"):
+        return ResponseFormat(kind)
+    if kind != "json_schema":
+        raise bad_field(
+            "response_format.type", f"{kind!r}: expected text, json_object or json_schema"
+        )
+    spec = value.get("json_schema")
+    if not isinstance(spec, dict):
+        raise bad_field("response_format.json_schema", "required: an object with name and schema")
+    name = spec.get("name")
+    if not isinstance(name, str) or not name:
+        raise bad_field("response_format.json_schema.name", "required: a non-empty string")
+    schema = spec.get("schema", {})
+    if not isinstance(schema, dict):
+        raise bad_field("response_format.json_schema.schema", "expected a JSON Schema object")
+    strict = spec.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        raise bad_field("response_format.json_schema.strict", "expected true or false")
+    return ResponseFormat("json_schema", schema)
 
 
 def generation_params(
@@ -148,13 +196,20 @@ def generation_params(
         if not isinstance(options, dict):
             raise bad_field("stream_options", f"expected an object, got {options!r}")
         include_usage = _boolean(options, "include_usage")
+    response_format = _response_format(doc)
+    ignore_eos = _boolean(doc, "ignore_eos")
+    if ignore_eos and response_format.constrained:
+        raise bad_field(
+            "ignore_eos", "cannot be combined with response_format: the grammar ends at eos"
+        )
     return GenerationParams(
         max_tokens=max_tokens,
         sampling=sampling,
         stop=_stop(doc),
         stream=_boolean(doc, "stream"),
         include_usage=include_usage,
-        ignore_eos=_boolean(doc, "ignore_eos"),
+        ignore_eos=ignore_eos,
+        response_format=response_format,
     )
 
 
@@ -176,20 +231,25 @@ def _is_token(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def messages_of(doc: dict[str, Any]) -> list[dict[str, str]]:
-    """`messages` of a chat body: role and text content per message."""
+def messages_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """`messages` of a chat body, as chat templates read them: role and text content per
+    message; an assistant's `tool_calls` with their arguments as an object (transformers'
+    convention), a tool result's `tool_call_id`."""
     value = doc.get("messages")
     if not isinstance(value, list) or not value:
         raise bad_field("messages", "required: a non-empty list of {role, content} objects")
-    out: list[dict[str, str]] = []
+    out: list[dict[str, Any]] = []
     for i, message in enumerate(value):
         place = f"messages[{i}]"
         if not isinstance(message, dict):
             raise bad_field(place, "expected an object with role and content")
         role = message.get("role")
-        if role not in ("system", "developer", "user", "assistant"):
-            raise bad_field(f"{place}.role", f"{role!r}: expected system, user or assistant")
+        if role not in ("system", "developer", "user", "assistant", "tool"):
+            raise bad_field(f"{place}.role", f"{role!r}: expected system, user, assistant or tool")
         content = message.get("content")
+        calls = _tool_calls(message, place) if role == "assistant" else []
+        if content is None and calls:
+            content = ""
         if isinstance(content, list):  # content parts: text only
             texts = []
             for j, part in enumerate(content):
@@ -199,5 +259,43 @@ def messages_of(doc: dict[str, Any]) -> list[dict[str, str]]:
             content = "".join(texts)
         if not isinstance(content, str):
             raise bad_field(f"{place}.content", "expected a string")
-        out.append({"role": "system" if role == "developer" else role, "content": content})
+        entry: dict[str, Any] = {
+            "role": "system" if role == "developer" else role,
+            "content": content,
+        }
+        if calls:
+            entry["tool_calls"] = calls
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if not isinstance(call_id, str):
+                raise bad_field(f"{place}.tool_call_id", "required: the id of the call answered")
+            entry["tool_call_id"] = call_id
+        out.append(entry)
     return out
+
+
+def _tool_calls(message: dict[str, Any], place: str) -> list[dict[str, Any]]:
+    raw = message.get("tool_calls")
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise bad_field(f"{place}.tool_calls", "expected a list of function calls")
+    calls = []
+    for j, call in enumerate(raw):
+        where = f"{place}.tool_calls[{j}]"
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise bad_field(f"{where}.function", "expected {name, arguments}")
+        try:
+            arguments = json.loads(function.get("arguments") or "{}")
+        except (TypeError, ValueError):
+            raise bad_field(
+                f"{where}.function.arguments", "expected a JSON object as text"
+            ) from None
+        if not isinstance(arguments, dict):
+            raise bad_field(f"{where}.function.arguments", "expected a JSON object as text")
+        entry = {"type": "function", "function": {"name": function["name"], "arguments": arguments}}
+        if isinstance(call.get("id"), str):
+            entry["id"] = call["id"]
+        calls.append(entry)
+    return calls

@@ -22,6 +22,7 @@ from starlette.routing import Route
 
 from trt_edge_runner import __version__
 from trt_edge_runner.serve.api_errors import OK, ApiError, bad_field
+from trt_edge_runner.serve.engine_events import InferDone
 from trt_edge_runner.serve.loaded_model import LoadedModel
 from trt_edge_runner.serve.service import Service
 from trt_edge_runner.serve.tensor_bytes import (
@@ -243,32 +244,32 @@ def _wanted_outputs(doc: dict[str, Any], model: LoadedModel) -> tuple[list[str],
 
 
 def _response(
-    model: LoadedModel, doc: dict[str, Any], done: dict[str, Any], binary: dict[str, bool]
+    model: LoadedModel, doc: dict[str, Any], done: InferDone, binary: dict[str, bool]
 ) -> Response:
     outputs: list[dict[str, Any]] = []
     tail: list[bytes] = []
-    for out in done.get("outputs") or []:
-        data = base64.b64decode(out["b64"])
+    for out in done.outputs:
+        data = base64.b64decode(out.b64)
         entry: dict[str, Any] = {
-            "name": out["name"],
-            "datatype": KSERVE_BY_DTYPE[out["dtype"]],
-            "shape": out["shape"],
+            "name": out.name,
+            "datatype": KSERVE_BY_DTYPE[out.dtype],
+            "shape": list(out.shape),
         }
-        if binary.get(out["name"]):
+        if binary.get(out.name):
             entry["parameters"] = {"binary_data_size": len(data)}
             tail.append(data)
         else:
-            entry["data"] = unpack(out["dtype"], data)
+            entry["data"] = unpack(out.dtype, data)
         outputs.append(entry)
     head = {
         "model_name": model.name,
         "model_version": model.version,
         "outputs": outputs,
         "parameters": {
-            "profile": done.get("profile"),
-            "profile_name": done.get("profile_name"),
-            "outcome": done.get("outcome"),
-            "latency_ms": done.get("latency_ms"),
+            "profile": done.profile,
+            "profile_name": done.profile_name,
+            "outcome": done.outcome,
+            "latency_ms": done.latency_ms,
         },
     }
     if isinstance(doc.get("id"), str):

@@ -23,13 +23,17 @@ from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
 from trt_edge_runner.memory_budget import DEFAULT_HEADROOM_MIB, MEMINFO
 from trt_edge_runner.serve.api_errors import ENGINE_ERROR, ApiError
 from trt_edge_runner.serve.engine_client import (
+    EngineBrokeProtocol,
     EngineDied,
     EngineProcess,
     EngineRequestError,
+    TokenConstraint,
 )
+from trt_edge_runner.serve.engine_events import Done, GenerateDone, InferDone, Step, Token
 from trt_edge_runner.serve.engine_threads import single_thread, usable_cores
 from trt_edge_runner.serve.metrics import Metrics
 from trt_edge_runner.serve.scheduler import Scheduler, deadline_error
+from trt_edge_runner.serve.structured_output import GrammarTokenizer
 from trt_edge_runner.serve.supervisor import Supervisor
 from trt_edge_runner.serve.tensor_bytes import filled
 from trt_edge_runner.text import BundleText
@@ -56,6 +60,7 @@ class LoadedModel:
     scheduler: Scheduler
     metrics: Metrics
     _last_profile: int | None = field(default=None, init=False)
+    _grammar_tokenizer: GrammarTokenizer | None = field(default=None, init=False)
 
     @property
     def name(self) -> str:
@@ -68,6 +73,16 @@ class LoadedModel:
     @property
     def generates(self) -> bool:
         return self.manifest.llm is not None
+
+    def grammar_tokenizer(self) -> GrammarTokenizer:
+        """The tokenizer as the grammar engine reads it (structured output), built once."""
+        llm = self.manifest.llm
+        assert llm is not None and self.text is not None, "structured output needs text"
+        if self._grammar_tokenizer is None:
+            self._grammar_tokenizer = GrammarTokenizer(
+                self.text.tokenizer_json(), llm.vocab_size, llm.eos_token_ids
+            )
+        return self._grammar_tokenizer
 
     @property
     def ready(self) -> bool:
@@ -134,28 +149,31 @@ class LoadedModel:
             request = {"phase": phase} if phase else {"profile": profile}
             await engine.call("infer", {"request": request, "inputs": inputs})
 
-    def record_steps(self, steps: list[dict[str, Any]]) -> None:
+    def record_steps(self, steps: tuple[Step, ...]) -> None:
         for step in steps:
-            profile = step.get("profile")
-            self.metrics.execute.labels(
-                phase=str(step.get("phase", "")), profile=str(profile)
-            ).observe(float(step.get("ms", 0.0)) / 1000.0)
-            self._profile_used(profile)
+            self.metrics.execute.labels(phase=step.phase, profile=str(step.profile)).observe(
+                step.ms / 1000.0
+            )
+            self._profile_used(step.profile)
 
-    def _profile_used(self, profile: Any) -> None:
-        if isinstance(profile, int):
-            if self._last_profile is not None and profile != self._last_profile:
-                self.metrics.profile_switches.inc()
-            self._last_profile = profile
+    def _profile_used(self, profile: int) -> None:
+        if self._last_profile is not None and profile != self._last_profile:
+            self.metrics.profile_switches.inc()
+        self._last_profile = profile
 
     async def generate(
-        self, body: dict[str, Any], deadline: float, arrived: float
-    ) -> AsyncGenerator[list[dict[str, Any]], None]:
+        self,
+        body: dict[str, Any],
+        deadline: float,
+        arrived: float,
+        constraint: TokenConstraint | None = None,
+    ) -> AsyncGenerator[list[Token | Done], None]:
         """The engine's events of one `generate` (tokens streamed, then `done`), in the
-        batches `EngineProcess.batches` makes: the tokens that arrived together."""
+        batches `EngineProcess.batches` makes: the tokens that arrived together; held to
+        `constraint` when given (structured output)."""
         async with self.scheduler.turn(deadline):
             engine = self.supervisor.current()
-            batches = engine.batches("generate", {**body, "stream": True})
+            batches = engine.batches("generate", {**body, "stream": True}, constraint)
             last = arrived
             first = True
             async with contextlib.aclosing(batches):
@@ -164,7 +182,7 @@ class LoadedModel:
                     if batch is None:
                         return
                     now = time.monotonic()
-                    tokens = sum(1 for event in batch if event.get("event") == "token")
+                    tokens = sum(1 for event in batch if isinstance(event, Token))
                     if tokens:
                         span = now - last
                         if first:
@@ -173,32 +191,30 @@ class LoadedModel:
                         for _ in range(tokens):  # tokens that arrived together share the span
                             self.metrics.tpot.observe(span / tokens)
                         last = now
-                    done = batch[-1] if batch[-1].get("event") == "done" else None
+                    done = batch[-1] if isinstance(batch[-1], GenerateDone) else None
                     if done is not None:
-                        usage = done.get("usage") or {}
-                        self.metrics.tokens.labels(direction="in").inc(
-                            int(usage.get("prompt_tokens", 0))
-                        )
+                        self.metrics.tokens.labels(direction="in").inc(done.usage.prompt_tokens)
                         self.metrics.tokens.labels(direction="out").inc(
-                            int(usage.get("completion_tokens", 0))
+                            done.usage.completion_tokens
                         )
-                        self.record_steps(list(done.get("steps") or []))
+                        self.record_steps(done.steps)
                     yield batch
                     if done is not None:
                         return
 
-    async def infer(self, body: dict[str, Any], deadline: float) -> dict[str, Any]:
+    async def infer(self, body: dict[str, Any], deadline: float) -> InferDone:
         async with self.scheduler.turn(deadline):
             engine = self.supervisor.current()
             batches = engine.batches("infer", body)
             async with contextlib.aclosing(batches):
                 batch = await _next(batches, deadline, self.scheduler.timeout_s)
-        assert batch is not None
-        done = batch[-1]
+        done = None if batch is None else batch[-1]
+        if not isinstance(done, InferDone):  # engine_events decodes an infer's done as one
+            raise engine_failure(EngineBrokeProtocol(f"an infer was answered with {done!r}"))
         self.metrics.execute.labels(
-            phase=_phase_label(body.get("request") or {}), profile=str(done.get("profile"))
-        ).observe(float(done.get("latency_ms", 0.0)) / 1000.0)
-        self._profile_used(done.get("profile"))
+            phase=_phase_label(body.get("request") or {}), profile=str(done.profile)
+        ).observe(done.latency_ms / 1000.0)
+        self._profile_used(done.profile)
         return done
 
     async def close(self) -> None:
@@ -206,8 +222,8 @@ class LoadedModel:
 
 
 async def _next(
-    events: AsyncIterator[list[dict[str, Any]]], deadline: float, timeout_s: float
-) -> list[dict[str, Any]] | None:
+    events: AsyncIterator[list[Token | Done]], deadline: float, timeout_s: float
+) -> list[Token | Done] | None:
     """The next batch of engine events before `deadline`; engine failures as ApiErrors."""
     try:
         return await asyncio.wait_for(events.__anext__(), max(0.0, deadline - time.monotonic()))
@@ -224,6 +240,18 @@ async def _next(
         ) from None
     except EngineRequestError as exc:
         raise engine_refusal(exc) from None
+    except EngineBrokeProtocol as exc:
+        raise engine_failure(exc) from None
+
+
+def engine_failure(exc: EngineBrokeProtocol) -> ApiError:
+    """The engine wrote a line its schema refuses: the service's fault, not the client's."""
+    return ApiError(
+        502,
+        f"the engine broke its protocol: {exc}; report it with the service's log",
+        outcome=ENGINE_ERROR,
+        kind="engine_protocol",
+    )
 
 
 def engine_refusal(exc: EngineRequestError) -> ApiError:

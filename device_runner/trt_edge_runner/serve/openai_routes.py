@@ -16,7 +16,7 @@ import json
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.requests import Request
@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from trt_edge_runner.serve.api_errors import CANCELLED, OK, ApiError, bad_field
+from trt_edge_runner.serve.engine_events import Done, GenerateDone, Stop, Token
 from trt_edge_runner.serve.generation_params import (
     GenerationParams,
     body_object,
@@ -33,10 +34,12 @@ from trt_edge_runner.serve.generation_params import (
 )
 from trt_edge_runner.serve.loaded_model import LoadedModel
 from trt_edge_runner.serve.service import Service
+from trt_edge_runner.serve.structured_output import Grammar, compile_json_schema, compile_lark
+from trt_edge_runner.serve.tool_calls import ToolCall, ToolUse, parse_tool_calls, tool_use_of
 from trt_edge_runner.text import BundleText, TextError, TextStream
 
 COMPLETIONS_DEFAULT_MAX_TOKENS = 16
-FINISH_REASONS = {
+FINISH_REASONS: dict[Stop, str] = {
     "eos": "stop",
     "stop_token": "stop",
     "cancelled": "stop",
@@ -67,6 +70,8 @@ class Generation:
     prompt_ids: list[int]
     request_id: str
     created: int
+    grammar: Grammar | None = None  # response_format, or a forced tool call
+    tool_use: ToolUse = field(default_factory=ToolUse)
 
     def engine_body(self) -> dict[str, Any]:
         llm = self.model.manifest.llm
@@ -97,7 +102,29 @@ class Generation:
             kind = "text_completion"
         return self._envelope(kind, [choice])
 
+    def tool_call_chunks(self, calls: list[ToolCall]) -> list[dict[str, Any]]:
+        """Each call as OpenAI streams one: its id, type and name first, then the arguments."""
+        chunks = []
+        for index, call in enumerate(calls):
+            head = {"index": index, "id": call.id, "type": "function",
+                    "function": {"name": call.name, "arguments": ""}}  # fmt: skip
+            tail = {"index": index, "function": {"arguments": call.arguments}}
+            for delta in (head, tail):
+                choice = {"index": 0, "delta": {"tool_calls": [delta]}, "finish_reason": None}
+                chunks.append(self._envelope("chat.completion.chunk", [choice]))
+        return chunks
+
     def whole(self, text: str, finish: str, usage: dict[str, int]) -> dict[str, Any]:
+        if self.chat and self.tool_use.active:
+            content, calls = parse_tool_calls(text, self.tool_use.tools)
+            if calls:
+                message: dict[str, Any] = {
+                    "role": "assistant",
+                    "content": content,
+                    "tool_calls": [call.to_openai() for call in calls],
+                }
+                called = {"index": 0, "message": message, "finish_reason": "tool_calls"}
+                return {**self._envelope("chat.completion", [called]), "usage": usage}
         if self.chat:
             message = {"role": "assistant", "content": text}
             choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
@@ -153,8 +180,12 @@ async def _generation(request: Request, endpoint: str, chat: bool) -> Generation
     params = generation_params(
         body, max_tokens_field="max_completion_tokens" if chat else "max_tokens"
     )
+    tool_use = ToolUse()
+    if not chat and body.get("tools") not in (None, []):
+        raise bad_field("tools", "only /v1/chat/completions takes tools")
     if chat:
         messages = messages_of(body)
+        tool_use = tool_use_of(body)
         if not text.has_chat_template:
             raise ApiError(
                 400,
@@ -162,17 +193,14 @@ async def _generation(request: Request, endpoint: str, chat: bool) -> Generation
                 field="messages",
             )
         try:
-            prompt_ids = text.encode_chat(messages)
+            prompt_ids = text.encode_chat(messages, tools=tool_use.template_tools())
         except TextError as exc:  # the template refused the conversation (raise_exception)
             raise bad_field("messages", exc.message) from None
     else:
         prompt = prompt_of(body)
+        # Ids past the vocabulary are the engine's to refuse (it owns that limit, and says
+        # which ids): `_in_api_terms` names the field the client sent.
         prompt_ids = text.encode(prompt) if isinstance(prompt, str) else prompt
-        bad = [t for t in prompt_ids if t >= llm.vocab_size]
-        if bad:
-            raise bad_field(
-                "prompt", f"token id {bad[0]} is past the vocabulary ({llm.vocab_size})"
-            )
     if not prompt_ids:
         raise bad_field("messages" if chat else "prompt", "encodes to no tokens")
     if len(prompt_ids) >= llm.max_cache_len:
@@ -181,10 +209,50 @@ async def _generation(request: Request, endpoint: str, chat: bool) -> Generation
             f"{len(prompt_ids)} tokens leave no room to generate: the model's cache holds "
             f"{llm.max_cache_len}",
         )
+    grammar = None
+    if params.response_format.constrained:
+        place = (
+            "response_format.json_schema"
+            if params.response_format.type == "json_schema"
+            else "response_format"
+        )
+        # Off the event loop: the tokenizer's first build and a large grammar take long.
+        grammar = await asyncio.to_thread(
+            compile_json_schema,
+            model.grammar_tokenizer(),
+            params.response_format.json_schema(),
+            place,
+        )
+    if tool_use.forced:
+        if grammar is not None:
+            raise bad_field("tool_choice", "a forced tool call cannot also follow response_format")
+        grammar = await asyncio.to_thread(
+            compile_lark, model.grammar_tokenizer(), tool_use.forced_grammar(), "tools"
+        )
     prefix = "chatcmpl" if chat else "cmpl"
     return Generation(
-        endpoint, chat, model, params, prompt_ids, f"{prefix}-{uuid.uuid4().hex}", int(time.time())
-    )
+        endpoint, chat, model, params, prompt_ids, f"{prefix}-{uuid.uuid4().hex}",
+        int(time.time()), grammar, tool_use,
+    )  # fmt: skip
+
+
+def _in_api_terms(error: ApiError, job: Generation) -> ApiError:
+    """An engine refusal names the engine's field (`prompt_ids`, `max_new_tokens`,
+    `sampling.top_p`); the client sent `prompt` or `messages`, `max_tokens`, `top_p`."""
+    field = error.field or ""
+    if field == "prompt_ids" or field.startswith("prompt_ids["):
+        api = "messages" if job.chat else "prompt"
+    elif field == "max_new_tokens":
+        api = "max_completion_tokens" if job.chat else "max_tokens"
+    elif field.startswith("sampling."):
+        api = field.removeprefix("sampling.")
+    else:
+        return error
+    message = error.message.removeprefix(f"{field}: ")
+    return ApiError(
+        error.status, message, field=api, outcome=error.outcome, kind=error.kind,
+        headers=error.headers,
+    )  # fmt: skip
 
 
 def _usage(prompt: int, completion: int) -> dict[str, int]:
@@ -198,13 +266,18 @@ def _usage(prompt: int, completion: int) -> dict[str, int]:
 async def _generate(request: Request, endpoint: str, chat: bool) -> Response:
     service: Service = request.app.state.service
     arrived = time.monotonic()
+    job: Generation | None = None
     try:
         job = await _generation(request, endpoint, chat)
         model = job.model
         text: BundleText | None = model.text
         assert text is not None
         stream = text.stream(job.params.stop)
-        batches = model.generate(job.engine_body(), model.scheduler.deadline(), arrived)
+        # A matcher is built from the grammar: off the event loop, as compiling was.
+        constraint = (
+            None if job.grammar is None else await asyncio.to_thread(job.grammar.constraint)
+        )
+        batches = model.generate(job.engine_body(), model.scheduler.deadline(), arrived, constraint)
         if job.params.stream:
             first = await _first(batches)
             return StreamingResponse(
@@ -218,12 +291,13 @@ async def _generate(request: Request, endpoint: str, chat: bool) -> Response:
             return Response(status_code=499)
         service.finish(endpoint, OK)
         return JSONResponse(result)
-    except ApiError as error:
+    except ApiError as raised:
+        error = raised if job is None else _in_api_terms(raised, job)
         service.finish(endpoint, error.outcome)
         return JSONResponse(openai_error_body(error), error.status, headers=error.headers)
 
 
-async def _first(batches: AsyncGenerator[list[dict[str, Any]], None]) -> list[dict[str, Any]]:
+async def _first(batches: AsyncGenerator[list[Token | Done], None]) -> list[Token | Done]:
     """The first batch of events (the first token, or `done`): errors before it are HTTP
     statuses."""
     try:
@@ -234,20 +308,20 @@ async def _first(batches: AsyncGenerator[list[dict[str, Any]], None]) -> list[di
 
 
 async def _collect(
-    job: Generation, stream: TextStream, batches: AsyncGenerator[list[dict[str, Any]], None]
+    job: Generation, stream: TextStream, batches: AsyncGenerator[list[Token | Done], None]
 ) -> dict[str, Any]:
     count = 0
     reason = "stop"
     async with contextlib.aclosing(batches):
         async for batch in batches:
             for event in batch:
-                if event.get("event") == "token":
+                if isinstance(event, Token):
                     count += 1
-                    stream.push(int(event["token"]))
+                    stream.push(event.token)
                     if stream.stopped:
                         break
-                elif event.get("event") == "done":
-                    reason = FINISH_REASONS.get(str(event.get("stop")), "stop")
+                elif isinstance(event, GenerateDone):
+                    reason = FINISH_REASONS[event.stop]
             if stream.stopped:
                 break
     stream.finish()
@@ -284,8 +358,8 @@ async def _sse(
     service: Service,
     job: Generation,
     stream: TextStream,
-    first: list[dict[str, Any]],
-    batches: AsyncGenerator[list[dict[str, Any]], None],
+    first: list[Token | Done],
+    batches: AsyncGenerator[list[Token | Done], None],
 ) -> AsyncIterator[bytes]:
     """One SSE event per token, as OpenAI sends them; the events of the tokens that arrived
     together leave in one write (one send through the ASGI stack, not one each). A token's
@@ -295,29 +369,39 @@ async def _sse(
     outcome = CANCELLED
     count = 0
     reason = "stop"
+    hold = job.tool_use.active  # the text may be a tool call: it leaves once it is whole
     try:
         if job.chat:
             yield _event(job.chunk("", None, role=True))
-        batch: list[dict[str, Any]] | None = first
+        batch: list[Token | Done] | None = first
         ended = False
         while batch is not None and not ended:
             out = []
             for event in batch:
-                if event.get("event") == "token":
+                if isinstance(event, Token):
                     count += 1
-                    out.append(_event(job.chunk(stream.push(int(event["token"])), None)))
+                    delta = stream.push(event.token)
+                    if not hold:
+                        out.append(_event(job.chunk(delta, None)))
                     if stream.stopped:
                         ended = True
                         break
-                elif event.get("event") == "done":
-                    reason = FINISH_REASONS.get(str(event.get("stop")), "stop")
+                elif isinstance(event, GenerateDone):
+                    reason = FINISH_REASONS[event.stop]
                     ended = True
             if out:
                 yield b"".join(out)
             if not ended:
                 batch = await anext_or_none(batches)
         rest = stream.finish()
-        if rest:
+        if hold:
+            content, calls = parse_tool_calls(stream.text, job.tool_use.tools)
+            if content:
+                yield _event(job.chunk(content, None))
+            if calls:
+                yield b"".join(_event(chunk) for chunk in job.tool_call_chunks(calls))
+                reason = "tool_calls"
+        elif rest:
             yield _event(job.chunk(rest, None))
         yield _event(job.chunk(None if job.chat else "", reason))
         if job.params.include_usage:
@@ -335,8 +419,8 @@ async def _sse(
 
 
 async def anext_or_none(
-    batches: AsyncGenerator[list[dict[str, Any]], None],
-) -> list[dict[str, Any]] | None:
+    batches: AsyncGenerator[list[Token | Done], None],
+) -> list[Token | Done] | None:
     try:
         return await batches.__anext__()
     except StopAsyncIteration:

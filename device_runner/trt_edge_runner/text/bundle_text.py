@@ -129,6 +129,11 @@ class BundleText:
         text = self.render_chat(messages, add_generation_prompt=add_generation_prompt, **kwargs)
         return list(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
+    def tokenizer_json(self) -> str:
+        """The tokenizer as tokenizer.json text (what the grammar engine reads)."""
+        text: str = self._tokenizer.to_str()
+        return text
+
     # ---- out --------------------------------------------------------------------------
     def decode(self, ids: Sequence[int]) -> str:
         """Generated ids as text, special tokens skipped."""
