@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from trt_edge_runner.link.desired import Desired, PullTarget, write_desired
 
 from tests.agent.device import Device
 from tests.follow.bundle_variants import variant
@@ -263,3 +264,42 @@ def test_the_blob_store_keeps_only_what_the_two_slots_hold(
     model = json.loads((v3 / "bundle.json").read_bytes())["files"]["model.pte"]["sha256"]
     assert v1_doc not in stored  # slot of 1.0.0 was overwritten by 3.0.0
     assert kept | {model} <= stored
+
+
+def test_what_the_device_was_told_comes_before_the_channel(
+    oci_registry: OciRegistry, agent_bundles: Bundles, device: Device, repo: str
+) -> None:
+    """desired.json (the MQTT link's): a hold installs nothing new, a target is fetched
+    instead of the channel's tag, and a target in another repository is refused."""
+    v1, v2 = bundle_dir(agent_bundles.v1), bundle_dir(agent_bundles.v2)
+    publish(v1, oci_registry.ref(repo, "1.0.0"), "stable")
+    publish(v2, oci_registry.ref(repo, "2.0.0"), "canary")
+    channel = oci_registry.ref(repo, "stable")
+
+    def tell(hold: bool, target: str | None, command: str) -> None:
+        version = None if target is None else target.rsplit(":", 1)[1]
+        write_desired(
+            device.root,
+            Desired(
+                hold,
+                None if target is None else PullTarget(target, version or ""),
+                command,
+                "2026-12-07T12:00:00Z",
+            ),
+        )
+
+    device.root.mkdir(parents=True, exist_ok=True)
+    tell(True, None, "hold-1")
+    held = followed(device, channel)
+    assert held["outcome"] == "held" and "hold-1" in held["detail"]
+    assert held["bytes_fetched"] == 0 and device.status()["active"] is None
+
+    tell(False, oci_registry.ref(repo, "2.0.0"), "wave-1")
+    doc = followed(device, channel)
+    assert doc["outcome"] == "installed" and device.status()["version"] == "2.0.0"
+
+    tell(False, oci_registry.ref("elsewhere/other", "9.0.0"), "wave-2")
+    refused = follow_once(device, channel)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "is not in the followed repository" in json.loads(refused.stdout)["error"]
+    assert device.status()["version"] == "2.0.0"

@@ -33,7 +33,7 @@ storage:
   delete:
     enabled: true
 http:
-  addr: 127.0.0.1:{port}
+  addr: {address}:{port}
 log:
   level: warn
 """
@@ -150,14 +150,17 @@ def _htpasswd(workdir: Path) -> tuple[Path, Path]:
 
 
 @contextmanager
-def running_registry(binary: str, workdir: Path, *, secure: bool = False) -> Iterator[OciRegistry]:
-    """A registry process on a free loopback port until the block ends (stopped by its pid);
-    `secure`: TLS with a self-signed certificate and basic auth."""
+def running_registry(
+    binary: str, workdir: Path, *, secure: bool = False, address: str = "127.0.0.1"
+) -> Iterator[OciRegistry]:
+    """A registry process on a free port of `address` (loopback by default; the namespaced
+    devices' service address in `tests/helpers/nat_fleet.py`) until the block ends (stopped by
+    its pid); `secure`: TLS with a self-signed certificate for 127.0.0.1 and basic auth."""
     workdir.mkdir(parents=True, exist_ok=True)
     storage = workdir / "storage"
     port = _free_port()
     config = workdir / "config.yml"
-    text = CONFIG.format(root=storage, port=port)
+    text = CONFIG.format(root=storage, port=port, address=address)
     ca_file = credentials = None
     if secure:
         ca_file, key = _self_signed(workdir)
@@ -169,7 +172,7 @@ def running_registry(binary: str, workdir: Path, *, secure: bool = False) -> Ite
     with log.open("wb") as out:
         process = subprocess.Popen([binary, "serve", str(config)], stdout=out, stderr=out)
     try:
-        registry = OciRegistry(f"127.0.0.1:{port}", storage, log, ca_file, credentials)
+        registry = OciRegistry(f"{address}:{port}", storage, log, ca_file, credentials)
 
         def up() -> bool:
             if process.poll() is not None:

@@ -48,11 +48,12 @@ class Broker:
     files: BrokerFiles
     port: int
     log: Path
+    address: str = "127.0.0.1"  # where it listens and what its certificate names
     process: subprocess.Popen[bytes] | None = None
 
     def settings(self, user: str, *, ca: bool = True) -> BrokerSettings:
         return BrokerSettings(
-            host="127.0.0.1",
+            host=self.address,
             port=self.port,
             ca_file=self.files.tls.ca_cert if ca else None,
             username=user,
@@ -67,7 +68,7 @@ class Broker:
         """The command-line flags of a trt-edge program connecting as `user`."""
         return [
             "--broker",
-            f"127.0.0.1:{self.port}",
+            f"{self.address}:{self.port}",
             "--ca-file",
             str(self.files.tls.ca_cert),
             "--username",
@@ -91,20 +92,24 @@ class Broker:
             self.process = None
 
 
-def start_broker(folder: Path) -> Broker:
-    """Write a set-up for FLEET's devices into `folder` and start mosquitto on it."""
+def start_broker(
+    folder: Path, devices: tuple[str, ...] = DEVICES, address: str = "127.0.0.1"
+) -> Broker:
+    """Write a set-up for FLEET's `devices` into `folder` and start mosquitto on it, listening
+    on `address` (loopback by default) with a certificate for that address."""
     mosquitto_binary()
     port = free_port()
     files = write_broker_config(
         BrokerPlan(
             folder=folder,
             fleet=FLEET,
-            devices=DEVICES,
+            devices=devices,
             port=port,
-            bind="127.0.0.1",
+            bind=address,
+            hosts=(address,),
             run_as=getpass.getuser() if os.geteuid() == 0 else None,
         )
     )
-    broker = Broker(files, port, folder / "mosquitto.log")
+    broker = Broker(files, port, folder / "mosquitto.log", address)
     broker.start()
     return broker

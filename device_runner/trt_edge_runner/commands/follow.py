@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         print(state.to_json().decode(), end="")
     else:
         say(f"{state.outcome}: {state.detail} ({state.bytes_fetched} bytes fetched)")
-    return 0 if state.outcome in ("installed", "up_to_date") else 1
+    return 0 if state.outcome in ("installed", "up_to_date", "held") else 1
 
 
 COMMAND = Command(

@@ -10,6 +10,12 @@ atomic switch; a running `serve` hot-swaps when `state.json` changes). Afterward
 pruned to what the installed slots hold. A device that was offline for a week polls once and
 installs whatever the channel holds now: versions in between are never fetched.
 
+What the device was told over MQTT (`ROOT/desired.json`, written by `trt-edge-device mqtt`,
+read on every poll through `link.desired.read_desired`) comes first: `hold` installs nothing
+new (a rollout holds the devices it has not reached, and a rolled-back device stays on the
+bundle it went back to); a `target` (a staged rollout's candidate) is fetched instead of the
+channel's tag. A target in another repository than the one followed is refused.
+
 The loop polls every `interval_s` (± `jitter`, so a fleet does not poll in step), and after a
 failure waits `interval_s * 2**failures` (capped at `max_backoff_s`, jittered too). A refusal
 (bad signature, an older version, a tampered blob) is not retried until the tag moves.
@@ -40,7 +46,9 @@ from trt_edge_runner.follow.follower_state import (
     load_follower_state,
     save_follower_state,
 )
+from trt_edge_runner.follow.reference import parse_reference
 from trt_edge_runner.follow.registry import RegistryClient
+from trt_edge_runner.link.desired import Desired, desired_path, read_desired
 from trt_edge_runner.signature import (
     DetachedSignature,
     SignatureError,
@@ -111,7 +119,11 @@ class Follower:
         counters = FetchCounters()
         digest: str | None = None
         try:
-            doc, digest = self.client.manifest(self.client.reference.tag)
+            desired = read_desired(self.agent.root)
+            if desired.hold:
+                detail = f"held by command {desired.command_id} ({desired.issued_at})"
+                return self._record(before, "held", detail, counters, None)
+            doc, digest = self.client.manifest(self._tag(desired))
             outcome, detail = self._update(doc, digest, before, counters, say)
         except (InstallRefused, ArtifactError) as exc:
             detail = exc.original if isinstance(exc, StillRefused) else str(exc)
@@ -121,6 +133,21 @@ class Follower:
             self._record(before, "error", str(exc), counters, digest)
             raise
         return self._record(before, outcome, detail, counters, digest)
+
+    def _tag(self, desired: Desired) -> str:
+        """The tag to fetch: the rollout's target when one was given, else the channel."""
+        followed = self.client.reference
+        if desired.target is None:
+            return followed.tag
+        target = parse_reference(desired.target.reference, "desired.json target reference")
+        if (target.registry, target.repository) != (followed.registry, followed.repository):
+            raise InstallRefused(
+                f"{desired_path(self.agent.root)}: target {target} (command "
+                f"{desired.command_id}) is not in the followed repository "
+                f"{followed.registry}/{followed.repository}",
+                hint="publish the candidate to the repository the devices follow",
+            )
+        return target.tag
 
     def _update(
         self,

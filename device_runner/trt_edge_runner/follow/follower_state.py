@@ -21,7 +21,7 @@ from trt_edge_runner.json_documents import parse_json_object
 from trt_edge_runner.schemas import validate
 
 FOLLOWER_STATE_SCHEMA = 1
-Outcome = Literal["installed", "up_to_date", "refused", "error"]
+Outcome = Literal["installed", "up_to_date", "held", "refused", "error"]
 
 
 @dataclass(frozen=True)

@@ -966,7 +966,7 @@ FOLLOWER_STATE = document(
             "schema": const(FOLLOWER_STATE_VERSION),
             "reference": string(minLength=1),
             "checked_at": string(),
-            "outcome": enum("installed", "up_to_date", "refused", "error"),
+            "outcome": enum("installed", "up_to_date", "held", "refused", "error"),
             "detail": string(),
             "failures": NON_NEGATIVE,
             "bytes_fetched": NON_NEGATIVE,
