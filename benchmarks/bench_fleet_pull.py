@@ -22,7 +22,9 @@ a rollout in which one device of the last wave fails its health gate on purpose 
 budget no run meets, written into its device.json): the gate's decisions and the wave rolled
 back. `--no-rollout` skips it.
 
-Run: `.venv/bin/python benchmarks/bench_fleet_pull.py` (builds cached in ~/.cache/trt-edge).
+Run: `.venv/bin/python benchmarks/bench_fleet_pull.py` (builds cached in ~/.cache/trt-edge);
+`--bundle DIR [--quantized DIR]` measures a bundle built elsewhere instead of the mini (a
+real-size one from `bench_llm_realsize.py`, say).
 """
 
 from __future__ import annotations
@@ -166,6 +168,7 @@ def rollout_figures(
             failing = devices[-2]  # in the last wave
             budget = {"health": {"latency_budget_ms": 1e-6}}
             failing.agent.config.write_text(json.dumps(budget))
+            failing.restart_link(broker)
             seconds, report = rollout(work, broker, registry.ref(repo, "3.0.0"), "3.0.0", names)
             print_rollout(f"rollout to 3.0.0, {failing.name} failing its gate", seconds, report)
             versions = {d.name: version_of(d) for d in devices}
@@ -183,6 +186,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--devices", type=int, default=8, help="namespaced devices (default 8)")
     parser.add_argument("--no-rollout", action="store_true", help="bytes only, no rollout")
+    parser.add_argument(
+        "--bundle",
+        type=Path,
+        default=None,
+        help="a built LLM bundle directory to measure instead of the mini (e.g. one of "
+        "bench_llm_realsize.py's real-size builds)",
+    )
+    parser.add_argument(
+        "--quantized", type=Path, default=None, help="with --bundle: its quantized build"
+    )
     args = parser.parse_args()
 
     binary = registry_binary()
@@ -192,7 +205,7 @@ def main() -> int:
     runner = cpp_binary()
     with tempfile.TemporaryDirectory(prefix="bench-fleet-pull-") as tmp:
         work = Path(tmp)
-        fp32, quantized = build_minis(work)
+        fp32, quantized = (args.bundle, args.quantized) if args.bundle else build_minis(work)
         pair = generate_keypair(work / "keys")
         keys = work / "trusted"
         keys.mkdir()
@@ -212,7 +225,11 @@ def main() -> int:
             doc["runtime"]["policy"] = "auto"
 
         policy = variant(tok, work / "v1.2.0", "1.2.0", pair.private_path, edit=auto)
-        quant = variant(quantized, work / "v1.3.0", "1.3.0", pair.private_path)
+        quant = (
+            variant(quantized, work / "v1.3.0", "1.3.0", pair.private_path)
+            if quantized is not None
+            else None
+        )
 
         facts = work / "facts.json"
         facts.write_text(json.dumps({"arch": os.uname().machine}))
@@ -231,8 +248,9 @@ def main() -> int:
                 ("first install (full bundle)", base),
                 ("tokenizer only", tok),
                 ("policy only", policy),
-                ("quantization change", quant),
             ]
+            if quant is not None:
+                steps.append(("quantization change", quant))
             for what, bundle in steps:
                 version = json.loads((bundle / "bundle.json").read_bytes())["model"]["version"]
                 ref = registry.ref("fleet/mini-qwen3", version)

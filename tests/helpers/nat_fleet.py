@@ -101,6 +101,11 @@ class NatDevice:
         self.link = self._start("link", args)
         wait_for_line(self.link_log, "connected; taking commands", after=offset)
 
+    def restart_link(self, broker: Broker, *extra: str) -> None:
+        """The link again (it reads device.json's health settings when it starts)."""
+        _stop(self.link)
+        self.start_link(broker, *extra)
+
     def status(self) -> dict[str, object]:
         done = subprocess.run(
             self.command(["status", "--json"]),
