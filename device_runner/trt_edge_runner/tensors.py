@@ -74,16 +74,23 @@ def random_inputs(
     """One random array per bundle input, in input order, shaped by `dims`.
 
     Integer inputs draw from their `values` range [low, high) when the bundle
-    declares one; floats are standard normal. The same seed gives the same arrays.
+    declares one; floats are standard normal. The same seed gives the same arrays. A causal
+    LM's positions (and window) are where the call writes and reads its cache, not data:
+    they count 0..n-1, a prefill from an empty cache (random ones are calls no application
+    makes, which an attention kernel may refuse), as the C++ runner makes them.
     """
     import numpy as np
 
     rng = np.random.default_rng(seed)
     arrays: list[npt.NDArray[Any]] = []
+    llm = manifest.llm
+    counting = set() if llm is None else {llm.positions_input, llm.window_input} - {None}
     for spec in manifest.inputs:
         dtype = numpy_dtype(spec)
         shape = shape_for(spec, dims)
-        if dtype == np.bool_:
+        if spec.name in counting and np.issubdtype(dtype, np.integer):
+            arrays.append(np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape))
+        elif dtype == np.bool_:
             arrays.append(rng.integers(0, 2, size=shape).astype(np.bool_))
         elif np.issubdtype(dtype, np.integer):
             low, high = spec.values if spec.values is not None else DEFAULT_INT_RANGE

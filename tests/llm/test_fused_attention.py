@@ -13,6 +13,7 @@ TensorRT backend are manifest errors at the `attention` line.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -164,3 +165,25 @@ def test_a_tensorrt_backend_is_refused_at_the_attention_line(
     assert code == 1, out
     assert place in out
     assert "attention fused runs on ExecuTorch's CPU backends (xnnpack, portable), not " in out
+
+
+@pytest.mark.xdist_group("llm-qwen3")
+def test_the_install_smoke_run_of_a_fused_bundle_passes(
+    fused_bundle: Callable[[str], tuple[Path, Path]], trt_edge_run: Path
+) -> None:
+    """What install and health run (`trt-edge-run phases`, made-up inputs at each phase's opt
+    shape): the fused kernel needs start + seq <= slots, so made-up positions must be a real
+    call's (0..seq-1), not random slots — random ones failed every install of such a bundle.
+    """
+    bundle, _ = fused_bundle("qwen3")
+    done = subprocess.run(
+        [str(trt_edge_run), "phases", "--bundle", str(bundle), "--runs", "2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    phases = json.loads(done.stdout)["phases"]
+    assert {p["phase"] for p in phases} == {"decode", "prefill"}
+    assert all(p["outcome"] == "ok" for p in phases)

@@ -76,6 +76,22 @@ void fill_integers(Array& a, SplitMix64& rng, int64_t low, int64_t high) {
   for (int64_t i = 0; i < a.numel(); ++i) p[i] = static_cast<T>(rng.integer(low, high));
 }
 
+template <typename T>
+void fill_counting(Array& a) {
+  auto* p = reinterpret_cast<T*>(a.data.data());
+  for (int64_t i = 0; i < a.numel(); ++i) p[i] = static_cast<T>(i);
+}
+
+/// A causal LM's cache positions (and, version 2, its attended window) are not data but
+/// where the call writes and reads the cache: random ones are calls no application makes,
+/// which an attention kernel may refuse (the fused kernel needs start + seq <= slots). Made
+/// up, they are a prefill from an empty cache: 0..n-1.
+bool counts_cache_slots(const Bundle& bundle, size_t index) {
+  if (!bundle.llm) return false;
+  return index == bundle.llm->positions_index ||
+         (bundle.llm->window_input && index == bundle.llm->window_index);
+}
+
 }  // namespace
 
 std::map<std::string, int64_t> opt_symbols(const Bundle& bundle, int64_t index) {
@@ -93,7 +109,8 @@ std::vector<Array> random_inputs(const Bundle& bundle, const std::map<std::strin
   SplitMix64 rng(seed);
   std::vector<Array> inputs;
   uint64_t total = 0;
-  for (const auto& spec : bundle.inputs) {
+  for (size_t index = 0; index < bundle.inputs.size(); ++index) {
+    const auto& spec = bundle.inputs[index];
     Array a;
     a.dtype = spec.dtype;
     a.shape = bundle.shape_of(spec, symbols);
@@ -144,6 +161,9 @@ std::vector<Array> random_inputs(const Bundle& bundle, const std::map<std::strin
           std::memcpy(a.data.data() + 2 * i, &h, 2);
         }
       }
+    } else if (counts_cache_slots(bundle, index) && (spec.dtype == "int64" || spec.dtype == "int32")) {
+      if (spec.dtype == "int64") fill_counting<int64_t>(a);
+      if (spec.dtype == "int32") fill_counting<int32_t>(a);
     } else if (spec.dtype == "bool") {
       for (int64_t i = 0; i < n; ++i) a.data[static_cast<size_t>(i)] = rng.next() & 1u;
     } else {
