@@ -303,3 +303,27 @@ def test_what_the_device_was_told_comes_before_the_channel(
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "is not in the followed repository" in json.loads(refused.stdout)["error"]
     assert device.status()["version"] == "2.0.0"
+
+
+def test_with_a_health_check_a_failing_bundle_is_rolled_back_and_refused(
+    oci_registry: OciRegistry, agent_bundles: Bundles, device: Device, repo: str
+) -> None:
+    """A device following a channel alone (`--health-check`): a bundle that fails the health
+    check after install is rolled back at once and not retried until the tag moves."""
+    v1, v2 = bundle_dir(agent_bundles.v1), bundle_dir(agent_bundles.v2)
+    channel = oci_registry.ref(repo, "stable")
+    publish(v1, oci_registry.ref(repo, "1.0.0"), "stable")
+    assert followed(device, channel)["outcome"] == "installed"
+    # From now on no run meets this device's budget: every health check fails.
+    device.config.write_text(json.dumps({"health": {"latency_budget_ms": 1e-6}}))
+    publish(v2, oci_registry.ref(repo, "2.0.0"), "stable")
+
+    result = follow_once(device, channel, "--health-check")
+    assert result.returncode == 1, result.stdout + result.stderr
+    error = json.loads(result.stdout)["error"]
+    assert "2.0.0 failed its health check after install" in error, error
+    assert "latency budget" in error and "rolled back to tiny 1.0.0" in error
+    assert device.status()["version"] == "1.0.0"
+    again = follow_once(device, channel, "--health-check")
+    assert again.returncode == 1 and "the tag has not moved" in json.loads(again.stdout)["error"]
+    assert device.status()["version"] == "1.0.0"

@@ -21,6 +21,7 @@ from trt_edge_runner.agent.config import (
 )
 from trt_edge_runner.agent.errors import AgentConfigError
 from trt_edge_runner.agent.facts import load_facts
+from trt_edge_runner.agent.health import check_health
 from trt_edge_runner.agent.install import InstallResult, install_bundle
 from trt_edge_runner.agent.memory_check import MemoryCheck
 from trt_edge_runner.agent.smoke import open_engine
@@ -72,6 +73,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--smoke-runs", type=at_least(1), default=3, help="timed runs per phase (at least 1)"
     )
+    parser.add_argument(
+        "--health-check",
+        action="store_true",
+        help="run the health check after each install; a bundle that fails it is rolled back "
+        "and refused until the tag moves (a device following a channel alone; in a staged "
+        "rollout the rollout's gate judges the link's report instead)",
+    )
     add_json_argument(parser)
     add_memory_arguments(parser)
     add_location_arguments(parser)
@@ -84,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
             print(message, flush=True)
 
     reference = parse_reference(args.reference, "REGISTRY/REPO:CHANNEL")
-    load_health_settings(args.config)
+    health_settings = load_health_settings(args.config)
     facts = load_facts(args.facts)
     engine = open_engine(args)
     store = DeviceStore(args.root)
@@ -112,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
             args.disk_reserve_mib * MIB,
         ),
         max_rate=args.max_rate_kib * 1024 if args.max_rate_kib else None,
+        health=(lambda: check_health(store, health_settings, lambda: engine))
+        if args.health_check
+        else None,
     )
     if args.once:
         state = follower.poll(say)

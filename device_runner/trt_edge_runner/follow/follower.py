@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trt_edge_runner.agent.errors import AgentError, InstallRefused
-from trt_edge_runner.agent.install import InstallResult, check_floor, now
+from trt_edge_runner.agent.health import HealthReport
+from trt_edge_runner.agent.install import InstallResult, check_floor, now, rollback
 from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG, BundleManifest
 from trt_edge_runner.errors import TrtEdgeError
@@ -60,6 +61,7 @@ from trt_edge_runner.versions import VersionError, parse_version
 
 FOLLOW_DIR = "follow"
 Install = Callable[[Path], InstallResult]
+HealthCheck = Callable[[], HealthReport]
 
 
 class StillRefused(InstallRefused):
@@ -80,6 +82,10 @@ class Follower:
     install: Install  # `install_bundle` bound to this device's engine, facts and memory check
     budget: Budget = field(default_factory=Budget)
     max_rate: int | None = None
+    # `follow --health-check`: the agent's health check after each install; a failure rolls
+    # the device back and refuses the bundle until the tag moves (a device following a
+    # channel alone; in a staged rollout the rollout's gate does this from the link's report).
+    health: HealthCheck | None = None
 
     @property
     def blobs(self) -> BlobStore:
@@ -196,8 +202,30 @@ class Follower:
             raise
         finally:
             store.drop_bundle(config.hex)
+        self._check_installed(result, where)
         store.prune(self._installed_blobs())
         return "installed", f"installed {result.name} {result.version} into slot {result.slot}"
+
+    def _check_installed(self, result: InstallResult, where: str) -> None:
+        """With a health check: a bundle that fails it is rolled back at once and refused
+        (`InstallRefused`: recorded as refused, not retried until the tag moves)."""
+        if self.health is None:
+            return
+        report = self.health()
+        if report.ok:
+            return
+        try:
+            back = rollback(self.agent, self.keys_dir)
+            info = back.info(back.active)
+            undone = f"rolled back to {info.name} {info.version}" if info else "rolled back"
+        except AgentError as exc:
+            undone = f"and could not roll back: {exc}"
+        raise InstallRefused(
+            f"{where}: {result.name} {result.version} failed its health check after install "
+            f"({report.reason}); {undone}",
+            hint="fix the bundle and publish a new version; this one is not retried until the "
+            "channel's tag moves",
+        )
 
     def _verified(self, document: bytes, signature_bytes: bytes, where: str) -> BundleManifest:
         """The signed bundle.json's manifest, checked as `install` checks it: the signature
