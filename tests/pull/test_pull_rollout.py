@@ -5,15 +5,19 @@ follower (`applier.py`): it reads desired.json and runs the real `trt-edge-devic
 
 from __future__ import annotations
 
+import http.server
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from trt_edge.fleet.mqtt.operator_client import fleet_session
 from trt_edge.fleet.mqtt.pull_rollout import PullPlan, cut_waves, run_pull_rollout
+from trt_edge.fleet.plan import MetricsGate
 from trt_edge_runner.link.desired import PullTarget, read_desired
+from trt_edge_runner.serve.metrics import Metrics
 
 from tests.agent.device import Device
 from tests.helpers.fixtures_bundles import Bundles
@@ -104,3 +108,88 @@ def test_a_failed_canary_is_rolled_back_and_the_rest_held(
     for name in names:
         assert read_desired(devices[name].root).hold is True
         assert devices[name].status()["version"] == "1.0.0"
+
+
+class _Service:
+    """A device's service metrics, as `trt-edge-device serve` renders them (its own `Metrics`),
+    on a loopback port, taking requests all along: `outcome` says how each one ends."""
+
+    def __init__(self, outcome: str) -> None:
+        self.metrics = Metrics()
+        self.metrics.serving("tiny", "2.0.0", "B")
+        metrics = self.metrics
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = metrics.render()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.stop = threading.Event()
+        self.threads = [
+            threading.Thread(target=self.server.serve_forever, daemon=True),
+            threading.Thread(target=self.traffic, args=(outcome,), daemon=True),
+        ]
+        for thread in self.threads:
+            thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/metrics"
+
+    def traffic(self, outcome: str) -> None:
+        while not self.stop.wait(0.05):
+            self.metrics.request("generate", outcome)
+            self.metrics.ttft.observe(0.01)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_live_traffic_gate_fails_a_device_whose_service_errors(
+    broker: Broker, links: StartLink, agents: Callable[[str], Device], agent_bundles: Bundles
+) -> None:
+    """`health.metrics` on a pull fleet: judged from two of each device's states a window
+    apart, on the figures its link scraped from its service (as the SSH rollout judges its
+    two scrapes); the device whose requests fail goes back, the healthy one stays."""
+    services = {"d5": _Service("ok"), "d6": _Service("engine_error")}
+    try:
+        devices = {}
+        for name, service in services.items():
+            device = agents(name)
+            device.run("install", str(agent_bundles.v1), check=True)
+            links(broker, name, "--metrics-url", service.url, root=device.root, env=device.env())
+            devices[name] = device
+        gate = MetricsGate(window_s=2, min_requests=1, max_error_rate=0.01)
+        plan = PullPlan(
+            target=V2,
+            devices=("d5", "d6"),
+            waves=("100%",),
+            failure_threshold="100%",
+            require_health=False,
+            wave_timeout_s=300,
+            metrics=gate,
+        )
+        with (
+            applying(devices, {V2.reference: agent_bundles.v2}),
+            fleet_session(broker.settings("operator"), FLEET) as session,
+        ):
+            report = run_pull_rollout(session, plan)
+    finally:
+        for service in services.values():
+            service.close()
+    results = {d.host: d for d in report.devices}
+    assert results["d5"].result == "updated", results["d5"]
+    assert results["d5"].metrics and results["d5"].metrics["requests"] > 0
+    assert results["d6"].result == "rolled_back", results["d6"]
+    assert "error rate" in results["d6"].reason, results["d6"].reason
+    assert devices["d5"].status()["version"] == "2.0.0"
+    assert devices["d6"].status()["version"] == "1.0.0"

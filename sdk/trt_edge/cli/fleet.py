@@ -221,6 +221,7 @@ def _rollout(args: argparse.Namespace) -> int:
         on_halt=plan.on_halt,
         require_health=not args.no_health,
         wave_timeout_s=args.wave_timeout,
+        metrics=plan.health.metrics,
     )
 
     def say(message: str) -> None:

@@ -480,13 +480,7 @@ def _live_traffic_gate(
     report_dir, log = run.playbook(
         f"wave-{number}-metrics", metrics_playbook_yaml(), [d.host for d in updated], extra
     )
-    thresholds = MetricsThresholds(
-        min_requests=gate.min_requests,
-        max_error_rate=gate.max_error_rate,
-        max_ttft_p95_ms=gate.max_ttft_p95_ms,
-        max_restarts=gate.max_restarts,
-        require_traffic=gate.require_traffic,
-    )
+    thresholds = gate.thresholds()
     expected = {"name": manifest.name, "version": manifest.version}
     failing = []
     for device in updated:

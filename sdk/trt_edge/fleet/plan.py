@@ -44,6 +44,7 @@ from trt_edge_runner.agent.config import DEFAULT_LATENCY_RUNS
 from trt_edge_runner.json_documents import read_file_bytes
 
 from trt_edge.fleet.errors import RolloutError
+from trt_edge.fleet.metrics_gate import MetricsThresholds
 
 _PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
 
@@ -83,6 +84,16 @@ class MetricsGate(BaseModel):
     max_ttft_p95_ms: Annotated[float, Field(gt=0)] | None = None
     max_restarts: Annotated[int, Field(ge=0)] | None = 0
     require_traffic: bool = False  # fewer than min_requests in the window fails the device
+
+    def thresholds(self) -> MetricsThresholds:
+        """What the gate judges (`metrics_gate.judge`), whoever scraped the two windows."""
+        return MetricsThresholds(
+            min_requests=self.min_requests,
+            max_error_rate=self.max_error_rate,
+            max_ttft_p95_ms=self.max_ttft_p95_ms,
+            max_restarts=self.max_restarts,
+            require_traffic=self.require_traffic,
+        )
 
     @field_validator("path")
     @classmethod

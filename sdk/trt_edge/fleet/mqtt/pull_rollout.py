@@ -6,7 +6,9 @@ version); it passes once its state reports the candidate's version and — when 
 gates on health (`require_health`) — a passing health check of that version (the link's
 `--health`). A device that reports a failing check, refuses the update, or does not pass
 within `wave_timeout_s` fails; one that runs the candidate but failed its check is sent
-`rollback` (`rolled_back`), one that never took it is sent `hold`. After each wave the halt
+`rollback` (`rolled_back`), one that never took it is sent `hold`. With the plan's
+`health.metrics`, the devices that passed are then judged on live traffic (`live_traffic`).
+After each wave the halt
 rule (`fleet/halt.py`, the SSH rollout's) decides; on a halt the wave's updated devices are
 rolled back (`on_halt: rollback_wave`) and every device of later waves is sent `hold`
 (`not_attempted`). The report is the SSH rollout's `RolloutReport`.
@@ -21,15 +23,17 @@ import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 from trt_edge_runner.link.desired import PullTarget
-from trt_edge_runner.link.documents import Action, Command
+from trt_edge_runner.link.documents import Action, Command, DeviceState
 from trt_edge_runner.link.state import now
 
 from trt_edge.fleet.halt import Tally, halt_after_wave
+from trt_edge.fleet.metrics_gate import judge
 from trt_edge.fleet.mqtt.operator_client import FleetSession
-from trt_edge.fleet.plan import WaveSpec
+from trt_edge.fleet.plan import MetricsGate, WaveSpec
 from trt_edge.fleet.report import DeviceResult, RolloutReport
 from trt_edge.fleet.schedule import cumulative_targets
 
@@ -47,6 +51,9 @@ class PullPlan:
     on_halt: Literal["rollback_wave", "keep"] = "rollback_wave"
     require_health: bool = True
     wave_timeout_s: float = 900.0
+    # The plan's `health.metrics`: judged on the service metrics the devices' links publish
+    # (`--metrics-url`), from two of each device's states `window_s` apart.
+    metrics: MetricsGate | None = None
 
 
 def cut_waves(devices: Sequence[str], specs: Sequence[WaveSpec]) -> list[tuple[str, ...]]:
@@ -133,8 +140,47 @@ class _Driver:
                     seconds=round(time.monotonic() - started, 3),
                 )
             )
+        self.live_traffic(number, [r for r in results if r.result == "updated"])
         self.undo_failures(number, results)
         return results
+
+    def state(self, device: str) -> DeviceState | None:
+        entry = self.session.view.devices.get(device)
+        return entry.state if entry else None
+
+    def live_traffic(self, number: int, updated: list[DeviceResult]) -> None:
+        """The live-traffic gate on the wave's updated devices: the gate's figures from a
+        state each published after it passed and one `window_s` later, judged as the SSH
+        rollout judges its two scrapes; a device over a threshold fails."""
+        gate = self.plan.metrics
+        if gate is None or not updated:
+            return
+        self.progress(f"wave {number}: live-traffic gate, window {gate.window_s:g} s")
+        first = {r.host: self.state(r.host) for r in updated}
+        opened = {h: _instant(s.at) for h, s in first.items() if s is not None}
+
+        def window_closed(host: str) -> bool:
+            state = self.state(host)
+            return state is not None and _instant(state.at) >= opened[host] + gate.window_s
+
+        self.session.wait_for(
+            lambda: all(window_closed(h) for h in opened), gate.window_s + ACK_TIMEOUT_S
+        )
+        for result in updated:
+            before, after = first[result.host], self.state(result.host)
+            problem = _metrics_problem(before, after, gate.window_s, window_closed(result.host))
+            if problem:
+                result.result, result.reason = "failed", f"live-traffic gate: {problem}"
+                continue
+            assert before is not None and after is not None
+            assert before.metrics is not None and after.metrics is not None
+            expected = {"name": after.name or "", "version": self.plan.target.version}
+            verdict = judge(result.host, before.metrics, after.metrics, gate.thresholds(), expected)
+            result.metrics = verdict.figures
+            if verdict.ok:
+                result.reason = "; ".join(verdict.notes)
+            else:
+                result.result, result.reason = "failed", "; ".join(verdict.failures)
 
     def runs_candidate(self, device: str) -> bool:
         entry = self.session.view.devices.get(device)
@@ -150,6 +196,24 @@ class _Driver:
             result.result = "rolled_back" if not why else "failed"
             result.reason += f"; {why}" if why else "; rolled back"
         self.command_all(hold, "hold", f"w{number}-hold")
+
+
+def _instant(at: str) -> float:
+    """A state's `at` (RFC 3339, UTC) in seconds since the epoch."""
+    return datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp()
+
+
+def _metrics_problem(
+    before: DeviceState | None, after: DeviceState | None, window_s: float, closed: bool
+) -> str:
+    """Why a device's two states cannot be judged ("" when they can)."""
+    for state in (before, after):
+        if state is None or state.metrics is None:
+            why = (state.metrics_error if state is not None else None) or "no --metrics-url"
+            return f"no service metrics in the device's state ({why})"
+    if not closed:
+        return f"no state {window_s:g} s after the first one"
+    return ""
 
 
 def run_pull_rollout(
