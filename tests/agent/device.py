@@ -63,3 +63,15 @@ class Device:
             stderr=subprocess.PIPE,
             text=True,
         )
+
+
+def device_in(folder: Path, keys: Path, runner: Path, root: str = "var-lib-trt-edge") -> Device:
+    """A device agent in `folder`: its root `folder/root`, an x86_64 facts file, a device.json
+    path (not written: defaults until a test writes one), `keys` trusted, bundles run by
+    `runner` (every agent test's, follow test's and pull test's device)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    facts = folder / "facts.json"
+    facts.write_text(json.dumps({"arch": "x86_64"}))
+    return Device(
+        root=folder / root, keys=keys, facts=facts, config=folder / "device.json", runner=runner
+    )

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from tests.agent.device import Device
+from tests.agent.device import Device, device_in
 from tests.helpers.netns import SUBNET, OutboundOnlyHost
 from tests.helpers.waits import wait_for_line
 from tests.pull.broker import FLEET, Broker
@@ -153,13 +153,10 @@ def nat_device(
 ) -> NatDevice:
     """A device in `folder` behind `host`'s namespace; `latency_budget_ms` set tiny makes
     every health check fail (a device that fails its gate on purpose)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    facts = folder / "facts.json"
-    facts.write_text(json.dumps({"arch": "x86_64"}))
-    config = folder / "device.json"
+    agent = device_in(folder, keys, runner, root="agent-root")
     if latency_budget_ms is not None:
-        config.write_text(json.dumps({"health": {"latency_budget_ms": latency_budget_ms}}))
-    agent = Device(root=folder / "agent-root", keys=keys, facts=facts, config=config, runner=runner)
+        budget = {"health": {"latency_budget_ms": latency_budget_ms}}
+        agent.config.write_text(json.dumps(budget))
     agent.root.mkdir(parents=True, exist_ok=True)
     return NatDevice(name, host, agent, folder)
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.agent.device import Device
+from tests.agent.device import Device, device_in
 from tests.helpers.fixtures_bundles import Bundles
 from tests.pull.broker import Broker, start_broker
 from tests.pull.link import Link, start_link
@@ -53,16 +52,7 @@ def links(tmp_path: Path) -> Iterator[StartLink]:
 def make_agent(folder: Path, bundles: Bundles, runner: Path) -> Device:
     """A real device agent in `folder` (installs through its CLI, bundles run in the C++
     runner)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    facts = folder / "facts.json"
-    facts.write_text(json.dumps({"arch": "x86_64"}))
-    return Device(
-        root=folder / "agent-root",
-        keys=bundles.keys,
-        facts=facts,
-        config=folder / "device.json",
-        runner=runner,
-    )
+    return device_in(folder, bundles.keys, runner, root="agent-root")
 
 
 @pytest.fixture
