@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from trt_edge_runner.agent.config import FoundRunner
 from trt_edge_runner.agent.install import install_bundle
 from trt_edge_runner.agent.runner_process import RunnerProcess
-from trt_edge_runner.agent.smoke import CppEngine
+from trt_edge_runner.agent.smoke import CppExecutor
 from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.bundle_integrity import verify_directory
 from trt_edge_runner.errors import TrtEdgeError
@@ -143,7 +143,7 @@ class Bench:
     def __init__(self, home: Path, bundles: Bundles, runner: Path) -> None:
         self.home = home
         # Smoke runs in the C++ runner, as on a device: a child process per install.
-        self.engine = CppEngine(RunnerProcess.open(FoundRunner(runner, "the test"), 120.0))
+        self.executor = CppExecutor(RunnerProcess.open(FoundRunner(runner, "the test"), 120.0))
         self.root = home / "device"
         self.canary = home / "canary"
         self.inbox = home / "inbox"
@@ -154,7 +154,9 @@ class Bench:
         self.inbox.mkdir()
         shutil.copytree(bundles.keys, self.keys)
         self.store = DeviceStore(self.root)
-        install_bundle(self.store, bundles.v1, self.keys, FACTS, smoke_runs=1, engine=self.engine)
+        install_bundle(
+            self.store, bundles.v1, self.keys, FACTS, smoke_runs=1, executor=self.executor
+        )
         shutil.copytree(self.root, self.pristine, symlinks=True)
         self.base: list[Member] = read_members(bundles.v2)
         self.top = self.base[0].info.name.split("/")[0]
@@ -192,7 +194,7 @@ class Bench:
         assert active is not None
         started = time.monotonic()
         try:
-            install_bundle(self.store, tar, self.keys, FACTS, smoke_runs=1, engine=self.engine)
+            install_bundle(self.store, tar, self.keys, FACTS, smoke_runs=1, executor=self.executor)
             kind = "installed"
         except TrtEdgeError as exc:
             first = str(exc).splitlines()[0] if str(exc) else ""
@@ -315,7 +317,7 @@ def test_a_sample_through_the_real_cli_exits_0_or_1_without_traceback(
         "TRT_EDGE_KEYS": str(bench.keys),
         "TRT_EDGE_FACTS": str(tmp_path / "facts.json"),
         "TRT_EDGE_CONFIG": str(tmp_path / "device.json"),
-        "TRT_EDGE_RUNNER": str(bench.engine.runner.found.path),
+        "TRT_EDGE_RUNNER": str(bench.executor.runner.found.path),
     }
     (tmp_path / "facts.json").write_text(json.dumps(FACTS))
     codes = collections.Counter[int]()

@@ -61,7 +61,7 @@ DEFAULT_WARMUP_RUNS = 2
 RUNNER_ENV = "TRT_EDGE_RUNNER"
 RUNNER_COMMAND = "trt-edge-run"
 ENGINES = ("cpp", "python")
-DEFAULT_ENGINE = "cpp"
+DEFAULT_EXECUTOR = "cpp"
 DEFAULT_RUNNER_TIMEOUT_S = 600.0
 
 
@@ -112,9 +112,10 @@ def add_config_argument(parser: argparse.ArgumentParser) -> None:
 
 @dataclass(frozen=True)
 class RunnerSettings:
-    """device.json's choice of engine, its `runner` path and the child's time limit."""
+    """device.json's choice of executor (its `engine` key: cpp or python), its `runner` path
+    and the child's time limit."""
 
-    engine: str = DEFAULT_ENGINE
+    executor: str = DEFAULT_EXECUTOR
     runner: str | None = None
     timeout_s: float = DEFAULT_RUNNER_TIMEOUT_S
 
@@ -130,7 +131,7 @@ class FoundRunner:
         return f"{self.path} (from {self.found_by})"
 
 
-def add_runner_arguments(parser: argparse.ArgumentParser, default_engine: str) -> None:
+def add_runner_arguments(parser: argparse.ArgumentParser, default_executor: str) -> None:
     """`--engine` and `--runner`: which engine executes bundles, and where trt-edge-run is."""
     parser.add_argument(
         "--engine",
@@ -138,7 +139,7 @@ def add_runner_arguments(parser: argparse.ArgumentParser, default_engine: str) -
         default=None,
         help=f"cpp: the C++ runner trt-edge-run as a child process; python: ExecuTorch's "
         f"Python runtime in this process, where installed (default: device.json engine, "
-        f"else {default_engine})",
+        f"else {default_executor})",
     )
     parser.add_argument(
         "--runner",
@@ -185,7 +186,7 @@ def decode_device_config(path: Path) -> DeviceConfig:
             latency_spread_factor=DEFAULT_SPREAD_FACTOR if spread is None else float(spread),
         ),
         runner=RunnerSettings(
-            engine=doc.get("engine", DEFAULT_ENGINE),
+            executor=doc.get("engine", DEFAULT_EXECUTOR),
             runner=doc.get("runner"),
             timeout_s=float(timeout),
         ),

@@ -27,7 +27,7 @@ from trt_edge_runner.agent.config import (
 from trt_edge_runner.agent.errors import AgentConfigError, NothingInstalled
 from trt_edge_runner.agent.latency import judge_latency
 from trt_edge_runner.agent.reports import CommandFailure, decode_command_failure
-from trt_edge_runner.agent.smoke import PhaseEngine, run_every_phase
+from trt_edge_runner.agent.smoke import PhaseExecutor, run_every_phase
 from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.json_documents import parse_json_object
 from trt_edge_runner.schemas import DocumentError, validate
@@ -124,13 +124,13 @@ def decode_health(data: bytes | str, source: str) -> HealthReport | CommandFailu
 def check_health(
     store: DeviceStore,
     settings: HealthSettings,
-    open_engine: Callable[[], PhaseEngine],
+    open_executor: Callable[[], PhaseExecutor],
     runs: int = DEFAULT_LATENCY_RUNS,
     warmup: int = DEFAULT_WARMUP_RUNS,
 ) -> HealthReport:
     """Run the active bundle's phases and judge them; NothingInstalled when there is none.
 
-    `open_engine` is called once something is known to be installed (so "nothing is
+    `open_executor` is called once something is known to be installed (so "nothing is
     installed" is reported as such on a device without a runner too); a missing or
     broken runner is then an error of its own, not a failed gate.
     """
@@ -140,17 +140,17 @@ def check_health(
         raise NothingInstalled(
             f"{store.root}: no bundle is installed on this device; nothing to check"
         )
-    engine = open_engine()
+    executor = open_executor()
     report = HealthReport(
         ok=True,
         slot=state.active,
         name=info.name,
         version=info.version,
         settings=asdict(settings),
-        engine=engine.name,
+        engine=executor.name,
     )
     try:
-        timings = run_every_phase(store.slot_dir(state.active), engine, runs, warmup)
+        timings = run_every_phase(store.slot_dir(state.active), executor, runs, warmup)
     except AgentConfigError:  # a missing or broken runner: the device's setup, not the model
         raise
     except Exception as exc:  # a model that no longer runs is the failure health reports

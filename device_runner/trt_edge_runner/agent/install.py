@@ -37,7 +37,7 @@ from trt_edge_runner.agent.config import DEFAULT_LATENCY_RUNS
 from trt_edge_runner.agent.errors import AgentError, InstallRefused, NothingInstalled
 from trt_edge_runner.agent.facts import fingerprint_mismatches
 from trt_edge_runner.agent.memory_check import MemoryCheck
-from trt_edge_runner.agent.smoke import PhaseEngine, PhaseTiming, run_every_phase
+from trt_edge_runner.agent.smoke import PhaseExecutor, PhaseTiming, run_every_phase
 from trt_edge_runner.agent.store import AgentState, DeviceStore, Event, Floor, SlotInfo
 from trt_edge_runner.agent.tarball import open_bundle_tar
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BUNDLE_SIG, BundleManifest
@@ -186,7 +186,7 @@ class _Install(_Transaction):
     facts: dict[str, str | None]
     smoke_runs: int
     smoke: bool
-    engine: PhaseEngine | None
+    executor: PhaseExecutor | None
     allow_downgrade: bool
     memory: MemoryCheck | None
     say: Callable[[str], None]
@@ -312,8 +312,8 @@ def _smoke_test(tx: _Install) -> None:
     manifest = _have(tx.manifest)
     try:
         timings: list[PhaseTiming] = []
-        if tx.smoke and tx.engine is not None:
-            timings = run_every_phase(tx.store.slot_dir(tx.slot), tx.engine, runs=tx.smoke_runs)
+        if tx.smoke and tx.executor is not None:
+            timings = run_every_phase(tx.store.slot_dir(tx.slot), tx.executor, runs=tx.smoke_runs)
     except Exception as exc:  # any failure to run the model (or a runner crash) refuses it
         raise InstallRefused(
             f"{tx.tar_path}: smoke run of {manifest.name} {manifest.version} in slot {tx.slot} "
@@ -384,7 +384,7 @@ def install_bundle(
     *,
     smoke_runs: int = DEFAULT_LATENCY_RUNS,
     smoke: bool = True,
-    engine: PhaseEngine | None = None,
+    executor: PhaseExecutor | None = None,
     allow_downgrade: bool = False,
     progress: Callable[[str], None] | None = None,
     memory: MemoryCheck | None = None,
@@ -394,19 +394,19 @@ def install_bundle(
     `tar_path` is a bundle `.tar`, or a bundle directory (what `trt-edge-device follow`
     assembles from its blob store): both go through every step below alike.
 
-    The smoke run executes every phase with `engine` (the C++ runner as a child process,
+    The smoke run executes every phase with `executor` (the C++ runner as a child process,
     normally): a phase that fails, a runner refusal, and a runner that dies of a signal
     or overruns its time limit all refuse the install with the previous model active.
     `smoke=False` is for staging into an image on a host that cannot run the bundle
-    (a Jetson rootfs on an x86 PC): no baseline is recorded, no engine is needed, and
+    (a Jetson rootfs on an x86 PC): no baseline is recorded, no executor is needed, and
     the device's first `health` run is the first time the model executes there.
     `allow_downgrade` lets a version below the model's floor (or the floor version with
     other content) through; the floor itself is never lowered, and the override is
     recorded in the history. `memory` checks the bundle's recorded needs against this
     device's memory (None: not checked, e.g. when staging an image on another machine).
     """
-    if smoke and engine is None:
-        raise ValueError("install_bundle: a smoke run needs an engine (or smoke=False)")
+    if smoke and executor is None:
+        raise ValueError("install_bundle: a smoke run needs an executor (or smoke=False)")
     with store.locked(), ExitStack() as open_files:
         tx = _Install(
             store=store,
@@ -415,7 +415,7 @@ def install_bundle(
             facts=facts,
             smoke_runs=smoke_runs,
             smoke=smoke,
-            engine=engine,
+            executor=executor,
             allow_downgrade=allow_downgrade,
             memory=memory,
             say=progress or (lambda _msg: None),

@@ -7,10 +7,10 @@ engine was tuned for); `auto` phases use profile 0's; integer inputs stay inside
 their declared `values`. Timing is the runner's own measurement of `execute`; every
 timed run is kept, and `agent/latency.py` summarises them (median, spread).
 
-Two engines do it. `CppEngine` (the default) runs the C++ runner `trt-edge-run
+Two engines do it. `CppExecutor` (the default) runs the C++ runner `trt-edge-run
 phases` as a child process, so a crash inside ExecuTorch is a failed run,
 not a dead agent, and the device needs no torch, executorch or numpy.
-`PythonEngine` runs ExecuTorch's Python runtime in this process: an explicit
+`PythonExecutor` runs ExecuTorch's Python runtime in this process: an explicit
 opt-in (`--engine python`, device.json `engine`) for a device that has it.
 """
 
@@ -51,7 +51,7 @@ class PhaseTiming:
         return self.summary.median_ms
 
 
-class PhaseEngine(Protocol):
+class PhaseExecutor(Protocol):
     """What executes a bundle's phases for the agent."""
 
     @property
@@ -63,7 +63,7 @@ class PhaseEngine(Protocol):
 
 
 @dataclass(frozen=True)
-class CppEngine:
+class CppExecutor:
     """`trt-edge-run phases` in a child process."""
 
     runner: RunnerProcess
@@ -76,7 +76,7 @@ class CppEngine:
 
 
 @dataclass(frozen=True)
-class PythonEngine:
+class PythonExecutor:
     """ExecuTorch's Python runtime in this process (imports torch: slow to start)."""
 
     name: str = "python"
@@ -104,14 +104,14 @@ def phase_dims(manifest: BundleManifest, phase: str) -> tuple[int, dict[str, int
 
 def run_every_phase(
     bundle_dir: Path,
-    engine: PhaseEngine,
+    executor: PhaseExecutor,
     runs: int = DEFAULT_LATENCY_RUNS,
     warmup: int = DEFAULT_WARMUP_RUNS,
 ) -> list[PhaseTiming]:
-    """Time each phase of `bundle_dir` with `engine`; a TrtEdgeError on any failure."""
+    """Time each phase of `bundle_dir` with `executor`; a TrtEdgeError on any failure."""
     if runs < 1 or warmup < 0:
         raise ValueError(f"runs must be at least 1 and warmup at least 0, got {runs}, {warmup}")
-    return engine.run_every_phase(bundle_dir, runs, warmup)
+    return executor.run_every_phase(bundle_dir, runs, warmup)
 
 
 def open_runner(args: argparse.Namespace, *, probe: bool = True) -> RunnerProcess:
@@ -122,19 +122,19 @@ def open_runner(args: argparse.Namespace, *, probe: bool = True) -> RunnerProces
     return RunnerProcess.open(found, settings.timeout_s, probe=probe)
 
 
-def engine_name(args: argparse.Namespace, default: str = "cpp") -> str:
+def executor_name(args: argparse.Namespace, default: str = "cpp") -> str:
     """`--engine`, else device.json `engine`, else `default`."""
     if args.engine is not None:
         return str(args.engine)
     if args.config.exists():
-        return load_runner_settings(args.config).engine
+        return load_runner_settings(args.config).executor
     return default
 
 
-def open_engine(args: argparse.Namespace, *, probe: bool = True) -> PhaseEngine:
-    """The engine a command with `--engine/--runner/--config` asked for, ready to run:
+def open_executor(args: argparse.Namespace, *, probe: bool = True) -> PhaseExecutor:
+    """The executor a command with `--engine/--runner/--config` asked for, ready to run:
     found (and, with `probe`, checked to answer) before any work starts, so a missing or
     broken runner is refused before anything changes."""
-    if engine_name(args) == "python":
-        return PythonEngine()
-    return CppEngine(open_runner(args, probe=probe))
+    if executor_name(args) == "python":
+        return PythonExecutor()
+    return CppExecutor(open_runner(args, probe=probe))

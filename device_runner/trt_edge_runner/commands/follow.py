@@ -24,7 +24,7 @@ from trt_edge_runner.agent.facts import load_facts
 from trt_edge_runner.agent.health import check_health
 from trt_edge_runner.agent.install import InstallResult, install_bundle
 from trt_edge_runner.agent.memory_check import MemoryCheck
-from trt_edge_runner.agent.smoke import open_engine
+from trt_edge_runner.agent.smoke import open_executor
 from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.cli_args import add_json_argument, at_least
 from trt_edge_runner.cli_shell import Command
@@ -83,7 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_argument(parser)
     add_memory_arguments(parser)
     add_location_arguments(parser)
-    add_runner_arguments(parser, default_engine="cpp")
+    add_runner_arguments(parser, default_executor="cpp")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     reference = parse_reference(args.reference, "REGISTRY/REPO:CHANNEL")
     health_settings = load_health_settings(args.config)
     facts = load_facts(args.facts)
-    engine = open_engine(args)
+    executor = open_executor(args)
     store = DeviceStore(args.root)
     memory = MemoryCheck(args.meminfo, args.memory_headroom_mib, args.ignore_memory_check)
 
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
             args.keys,
             facts,
             smoke_runs=args.smoke_runs,
-            engine=engine,
+            executor=executor,
             progress=say,
             memory=memory,
         )
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             args.disk_reserve_mib * MIB,
         ),
         max_rate=args.max_rate_kib * 1024 if args.max_rate_kib else None,
-        health=(lambda: check_health(store, health_settings, lambda: engine))
+        health=(lambda: check_health(store, health_settings, lambda: executor))
         if args.health_check
         else None,
     )

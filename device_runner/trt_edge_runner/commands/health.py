@@ -24,7 +24,7 @@ from trt_edge_runner.agent.config import (
     load_health_settings,
 )
 from trt_edge_runner.agent.health import check_health
-from trt_edge_runner.agent.smoke import open_engine
+from trt_edge_runner.agent.smoke import open_executor
 from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.cli_args import add_json_argument, at_least
 from trt_edge_runner.cli_shell import Command
@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"untimed runs per phase first (default {DEFAULT_WARMUP_RUNS}, as at install)",
     )
     add_location_arguments(parser)
-    add_runner_arguments(parser, default_engine="cpp")
+    add_runner_arguments(parser, default_executor="cpp")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         # No --version probe: health changes nothing, and the run's own document is checked.
         DeviceStore(args.root),
         settings,
-        lambda: open_engine(args, probe=False),
+        lambda: open_executor(args, probe=False),
         runs=args.runs,
         warmup=args.warmup,
     )

@@ -23,7 +23,7 @@ from trt_edge_runner import __version__
 from trt_edge_runner.actuator import NATIVE_PROFILE_GUARD, WHERE_THE_NATIVE_SWITCH_LIVES
 from trt_edge_runner.agent.config import add_config_argument, add_runner_arguments
 from trt_edge_runner.agent.memory_check import needs_line
-from trt_edge_runner.agent.smoke import engine_name, open_runner
+from trt_edge_runner.agent.smoke import executor_name, open_runner
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest, MemorySection
 from trt_edge_runner.cli_args import add_json_argument, require_dir
 from trt_edge_runner.cli_shell import Command
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "bundle", nargs="?", type=Path, help="also load this bundle and show its mode"
     )
     add_json_argument(parser)
-    add_runner_arguments(parser, default_engine="cpp")
+    add_runner_arguments(parser, default_executor="cpp")
     add_config_argument(parser)
 
 
@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(args.command_prog)
     if args.bundle is not None:
         require_dir(args.bundle, "bundle directory")
-    engine = engine_name(args)
+    engine = executor_name(args)
     report: dict[str, Any] = {
         "device": {
             **package_facts(),

@@ -25,7 +25,7 @@ from trt_edge_runner.agent.config import (
 from trt_edge_runner.agent.facts import load_facts
 from trt_edge_runner.agent.install import install_bundle
 from trt_edge_runner.agent.memory_check import MemoryCheck
-from trt_edge_runner.agent.smoke import open_engine
+from trt_edge_runner.agent.smoke import open_executor
 from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.cli_args import add_json_argument, at_least, require_file
 from trt_edge_runner.cli_shell import Command
@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_memory_arguments(parser)
     add_location_arguments(parser)
-    add_runner_arguments(parser, default_engine="cpp")
+    add_runner_arguments(parser, default_executor="cpp")
 
 
 def add_memory_arguments(parser: argparse.ArgumentParser) -> None:
@@ -84,14 +84,14 @@ def run(args: argparse.Namespace) -> int:
     require_file(args.bundle_tar, "bundle archive (.tar)")
     load_health_settings(args.config)  # a broken device.json is reported now, not at health
     facts = load_facts(args.facts)
-    engine = open_engine(args)  # a missing or broken runner is refused before anything changes
+    executor = open_executor(args)  # a missing or broken runner is refused before anything changes
     result = install_bundle(
         DeviceStore(args.root),
         args.bundle_tar,
         args.keys,
         facts,
         smoke_runs=args.smoke_runs,
-        engine=engine,
+        executor=executor,
         allow_downgrade=args.allow_downgrade,
         progress=say,
         memory=MemoryCheck(args.meminfo, args.memory_headroom_mib, args.ignore_memory_check),

@@ -27,7 +27,7 @@ from trt_edge_runner.agent.config import (
     load_health_settings,
 )
 from trt_edge_runner.agent.health import check_health
-from trt_edge_runner.agent.smoke import open_engine
+from trt_edge_runner.agent.smoke import open_executor
 from trt_edge_runner.agent.store import DeviceStore
 from trt_edge_runner.cli_args import positive_seconds
 from trt_edge_runner.cli_shell import Command
@@ -63,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the agent's health check whenever the active version changes, and report it",
     )
     add_location_arguments(parser)
-    add_runner_arguments(parser, default_engine="cpp")
+    add_runner_arguments(parser, default_executor="cpp")
 
 
 def _health_check(args: argparse.Namespace) -> HealthCheck:
@@ -73,7 +73,7 @@ def _health_check(args: argparse.Namespace) -> HealthCheck:
     def check() -> HealthSummary:
         try:
             report = check_health(
-                DeviceStore(args.root), settings, lambda: open_engine(args, probe=False)
+                DeviceStore(args.root), settings, lambda: open_executor(args, probe=False)
             )
         except TrtEdgeError as exc:  # nothing installed, no runner: reported, not fatal
             return HealthSummary(False, None, str(exc), now())

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trt_edge_runner.agent.config import add_config_argument, add_runner_arguments
-from trt_edge_runner.agent.smoke import engine_name, open_runner
+from trt_edge_runner.agent.smoke import executor_name, open_runner
 from trt_edge_runner.bundle_integrity import read_manifest
 from trt_edge_runner.cli_args import (
     add_bundle_argument,
@@ -57,14 +57,14 @@ if TYPE_CHECKING:
     from trt_edge_runner.runner import Runner, Target
 
 
-def arguments_for(default_engine: str) -> AddArguments:
-    """`add_arguments` of the command whose engine is `default_engine` unless told."""
+def arguments_for(default_executor: str) -> AddArguments:
+    """`add_arguments` of the command whose engine is `default_executor` unless told."""
 
     def add(parser: argparse.ArgumentParser) -> None:
         add_arguments(parser)
-        add_runner_arguments(parser, default_engine)
+        add_runner_arguments(parser, default_executor)
         add_config_argument(parser)
-        parser.set_defaults(default_engine=default_engine)
+        parser.set_defaults(default_executor=default_executor)
 
     return add
 
@@ -154,7 +154,7 @@ def configure_logging(prog: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The whole command, on the engine asked for (`trt-edge run` is this same command)."""
-    if engine_name(args, default=args.default_engine) == "python":
+    if executor_name(args, default=args.default_executor) == "python":
         return run_python(args)
     return run_cpp(args)
 
@@ -293,15 +293,15 @@ def cpp_report_head(bundle: Path, runner: RunnerProcess, doc: dict[str, Any]) ->
     }
 
 
-def make_command(default_engine: str) -> Command:
-    """`run` with `default_engine` ("cpp" on a device, "python" on the host)."""
-    where = "the C++ runner trt-edge-run" if default_engine == "cpp" else "ExecuTorch's runtime"
+def make_command(default_executor: str) -> Command:
+    """`run` with `default_executor` ("cpp" on a device, "python" on the host)."""
+    where = "the C++ runner trt-edge-run" if default_executor == "cpp" else "ExecuTorch's runtime"
     return Command(
         "execute a bundle once under a phase, a pinned profile or auto",
         description=f"Execute a bundle once with {where} (--engine picks the other), "
         "applying its profile policy (emulated on CPU backends). Inputs are random from the "
         "I/O spec (respecting `values`) unless --inputs is given.",
-        add_arguments=arguments_for(default_engine),
+        add_arguments=arguments_for(default_executor),
         run=run,
     )
 
