@@ -151,6 +151,8 @@ HOST_CASES: dict[tuple[str, ...], Case] = {
         EXIT_BAD_INPUT,
         "--board no-board",
     ),
+    ("publish",): missing("no-bundle", "registry:5000/fleet/tiny:1.0.0"),
+    ("promote",): Case(lambda p: ["noslash", "stable"], EXIT_BAD_INPUT, "noslash"),
 }
 
 DEVICE_CASES: dict[tuple[str, ...], Case] = {
@@ -165,6 +167,9 @@ DEVICE_CASES: dict[tuple[str, ...], Case] = {
         "device.json:1:2",
     ),
     ("rollback",): ROOT_IS_A_FILE,
+    ("follow",): Case(
+        lambda p: ["noslash", "--once", "--root", str(p / "state")], EXIT_BAD_INPUT, "noslash"
+    ),
     ("mqtt",): Case(
         lambda p: ["--broker", "b", "--fleet", "lab", "--device", "cam+01"],
         EXIT_BAD_INPUT,

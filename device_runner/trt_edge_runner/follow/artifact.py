@@ -23,6 +23,7 @@ from typing import Any
 
 from trt_edge_runner.bundle_format import BundleManifest
 from trt_edge_runner.bundle_integrity import MAX_DOCUMENT_BYTES
+from trt_edge_runner.errors import TrtEdgeError
 
 ARTIFACT_TYPE = "application/vnd.trt-edge.bundle.v1"
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
@@ -34,7 +35,7 @@ VERSION_ANNOTATION = "org.opencontainers.image.version"
 NAME_ANNOTATION = "vnd.trt-edge.bundle.name"
 
 
-class ArtifactError(ValueError):
+class ArtifactError(TrtEdgeError, ValueError):
     """A registry manifest that is not a trt-edge bundle; the message names what is wrong."""
 
 

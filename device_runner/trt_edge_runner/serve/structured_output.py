@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from trt_edge_runner.errors import TrtEdgeError
 from trt_edge_runner.serve.api_errors import ApiError, bad_field
 
 # llguidance's JSON compiler options: compact output, the schema's keywords held strictly (a
@@ -107,7 +108,7 @@ def _checked(tokenizer: GrammarTokenizer, grammar: str, field: str) -> Grammar:
     return Grammar(tokenizer, grammar)
 
 
-class ConstraintBroken(Exception):
+class ConstraintBroken(TrtEdgeError):
     """The engine sampled a token the grammar had refused (a bug on one side or the other)."""
 
 
