@@ -268,7 +268,9 @@ LLM_SECTION_VERSION = 1
 # Version 2 adds the window input (`inputs.window`, `window_bucket`); a bundle without one
 # stays version 1, so runners that do not feed a window still read every bundle they can run.
 LLM_SECTION_WINDOW_VERSION = 2
-LLM_SECTION_VERSIONS = (LLM_SECTION_VERSION, LLM_SECTION_WINDOW_VERSION)
+# Version 3 (`runtime.slots` > 1) adds the slot input (`inputs.slot`) and `slots`.
+LLM_SECTION_SLOTS_VERSION = 3
+LLM_SECTION_VERSIONS = (LLM_SECTION_VERSION, LLM_SECTION_WINDOW_VERSION, LLM_SECTION_SLOTS_VERSION)
 
 
 @dataclass(frozen=True)
@@ -302,6 +304,11 @@ class LlmSection:
       rounded up to a multiple of `window_bucket`, at most `max_cache_len` (contents:
       `0..W-1`; the program reads only the length). A shorter window than `start + seq`
       is refused before executing: the new positions would not see themselves.
+    - slots (version 3, `slot_input` set; built with `runtime.slots` N > 1): the program
+      holds N KV caches. Tokens are `[batch, seq]`, positions `[batch, seq]` (each row its
+      own), `slot_input` `[batch]` the cache each row reads and writes, and the logits
+      `[batch, vocab]`. Refuse before executing a slot outside `[0, slots)` or named twice
+      in one call. One conversation alone is batch 1 (`[[ids]]`, `[[positions]]`, `[slot]`).
     """
 
     version: int
@@ -325,6 +332,8 @@ class LlmSection:
     special_tokens: dict[str, str] | None = None
     window_input: str | None = None  # version 2: the attended window's input
     window_bucket: int | None = None  # version 2: window lengths are multiples of this
+    slot_input: str | None = None  # version 3: the input naming each row's KV cache
+    slots: int = 1  # version 3: how many KV caches the program holds
 
     def window_length(self, end: int) -> int:
         """The window a call writing positions up to `end - 1` feeds: `end` rounded up to
@@ -339,6 +348,9 @@ class LlmSection:
         if self.window_input is not None:
             roles["window"] = self.window_input
             window["window_bucket"] = self.window_bucket
+        if self.slot_input is not None:
+            roles["slot"] = self.slot_input
+            window["slots"] = self.slots
         doc: dict[str, Any] = {
             "version": self.version,
             "method": self.method,
@@ -697,6 +709,12 @@ class _Reader:
             window = self.get(roles, "window", "llm.inputs", str)
             named.append(("window", window))
             bucket = self.get(section, "window_bucket", "llm", int)  # >= 1: the schema's
+        slot: str | None = None
+        slots = 1
+        if version == LLM_SECTION_SLOTS_VERSION:
+            slot = self.get(roles, "slot", "llm.inputs", str)
+            named.append(("slot", slot))
+            slots = self.get(section, "slots", "llm", int)  # >= 2: the schema's
         names = [spec.name for spec in inputs]
         for role, name in named:
             if name not in names:
@@ -731,4 +749,6 @@ class _Reader:
             else ({} if "chat_template" in section else None),
             window_input=window,
             window_bucket=bucket,
+            slot_input=slot,
+            slots=slots,
         )

@@ -177,6 +177,11 @@ class Runner:
         if manifest.llm is not None and manifest.llm.window_input is not None:
             window = manifest.llm.window_input
             self._cache_window = (self._names.index(window), window)
+        # With slots (llm version 3): (input index, name, slots) of the slot input.
+        self._cache_slots: tuple[int, str, int] | None = None
+        if manifest.llm is not None and manifest.llm.slot_input is not None:
+            slot = manifest.llm.slot_input
+            self._cache_slots = (self._names.index(slot), slot, manifest.llm.slots)
         if manifest.llm is not None:
             llm = manifest.llm
             self._cache_positions = (
@@ -329,6 +334,8 @@ class Runner:
         self._check_symbols(dims)
         if self._cache_positions is not None:
             self._check_cache_positions(tensors)
+        if self._cache_slots is not None:
+            self._check_cache_slots(tensors)
         if self.check_values if check_values is None else check_values:
             self._check_values(tensors)
         return tensors, dims
@@ -355,6 +362,25 @@ class Runner:
             f"call needs start >= 0 and start + seq <= {cache_len}: start a new sequence at "
             "position 0, or rebuild with a larger model.huggingface.max_cache_len"
         )
+
+    def _check_cache_slots(self, tensors: list[Any]) -> None:
+        """Each row names one of the program's KV caches, each at most once: a slot outside
+        them would write outside the cache buffers, one named twice would mix two rows."""
+        assert self._cache_slots is not None
+        index, name, count = self._cache_slots
+        slots = [int(v) for v in tensors[index].flatten().tolist()]
+        outside = [v for v in slots if not 0 <= v < count]
+        if outside:
+            raise InputValueError(
+                f"input {name!r} names slot {outside[0]}: the program holds slots [0, {count}) "
+                f"(bundle.json llm.slots {count}); name one of them"
+            )
+        if len(set(slots)) != len(slots):
+            twice = next(v for v in slots if slots.count(v) > 1)
+            raise InputValueError(
+                f"input {name!r} names slot {twice} twice: each row of a call is its own "
+                "conversation, in its own slot"
+            )
 
     def _check_cache_window(self, tensors: list[Any], high: int) -> None:
         """The attended window must hold every position the call writes: a query whose own

@@ -21,7 +21,13 @@ import pytest
 
 from tests.helpers.fixtures_bundles import SOURCE_DATE_EPOCH
 from tests.helpers.session_builds import build_once, fixture_cache_dir, shared_root
-from tests.llm.llm_folders import copy_example, example_writer, manifest_text, write_project
+from tests.llm.llm_folders import (
+    copy_example,
+    example_writer,
+    manifest_text,
+    slots_manifest_text,
+    write_project,
+)
 
 # The cache of the attention-mode bundles (`cache_bundle`): filled windows 64, 128, 160 (the cap).
 CACHE_SLOTS = 160
@@ -88,6 +94,25 @@ def cache_bundle(
             return build_bundle(manifest, work / "out")
 
         return build_once(llm_root, f"{arch}-{attention}-bundle", make), folder
+
+    return bundle
+
+
+@pytest.fixture(scope="session")
+def slots_bundle(llm_root: Path, mini_project: Callable[[str], Path]) -> Callable[..., Path]:
+    """`slots_bundle(arch, quantize=None)`: the mini built with `runtime.slots`
+    (`llm_folders.SLOTS` conversations, llm section version 3), built once per session."""
+
+    def bundle(arch: str, quantize: str | None = None) -> Path:
+        folder = mini_project(arch).parent / "folder"
+
+        def make(work: Path) -> Path:
+            manifest = work / "manifest.yaml"
+            manifest.write_text(slots_manifest_text(arch, folder, quantize), encoding="utf-8")
+            return build_bundle(manifest, work / "out")
+
+        key = f"{arch}-slots-bundle" + ("-quantized" if quantize else "")
+        return build_once(llm_root, key, make)
 
     return bundle
 

@@ -60,6 +60,22 @@ build:
 """
 
 
+# `runtime.slots` minis (`slots_manifest_text`): four conversations, decode advancing 1..4 at
+# once, prefill one at a time; `attention: all` (slots take no other yet).
+SLOTS = 4
+SLOTS_PROFILES = """\
+profiles:
+  - name: decode
+    dims: {{batch: {{min: 1, opt: {slots}, max: {slots}}}, seq: 1}}
+  - name: prefill
+    dims: {{batch: 1, seq: {{min: 2, opt: 8, max: {prefill_max}}}}}
+runtime:
+  policy: pinned
+  slots: {slots}
+  phases: {{prefill: prefill, decode: decode}}
+"""
+
+
 def example_writer() -> ModuleType:
     """examples/gemma3/write_model.py as a module (its folder writer and tokenizer)."""
     spec = importlib.util.spec_from_file_location("gemma3_write_model", EXAMPLE / "write_model.py")
@@ -129,6 +145,22 @@ def manifest_text(
         prefill_max=PREFILL_MAX,
         requirements=json.dumps(requirements),
     )
+
+
+def slots_manifest_text(arch: str, folder: Path, quantize: str | None = None) -> str:
+    """The mini's manifest with SLOTS conversations, its folder at `folder`; `quantize`: a
+    `build.quantize` mapping written as YAML flow (e.g. `{linear: 8da4w, group_size: 32}`)."""
+    text = manifest_text(arch)
+    head, rest = text.split("profiles:\n", 1)
+    build = rest[rest.index("build:\n") :]
+    if quantize is not None:
+        build += f"  quantize: {quantize}\n"
+    head = head.replace(
+        f"{{path: ./folder, max_cache_len: {MAX_CACHE_LEN}}}",
+        f"{{path: {folder}, max_cache_len: {MAX_CACHE_LEN}, attention: all}}",
+    )
+    profiles = SLOTS_PROFILES.format(slots=SLOTS, prefill_max=PREFILL_MAX)
+    return head + profiles + build
 
 
 def write_project(root: Path, arch: str, requirements: list[str] | None = None) -> Path:

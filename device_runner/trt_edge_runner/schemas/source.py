@@ -132,8 +132,11 @@ LLM_SECTION = obj(
         "method": string(),
         "max_cache_len": integer(minimum=1),
         "vocab_size": integer(minimum=1),
-        # `window` (llm version 2, `attention: filled`): the input whose length is the window.
-        "inputs": obj({"tokens": string(), "positions": string()}, {"window": string()}),
+        # `window` (llm version 2, `attention: filled`): the input whose length is the window;
+        # `slot` (version 3, `runtime.slots`): the input naming each row's KV cache.
+        "inputs": obj(
+            {"tokens": string(), "positions": string()}, {"window": string(), "slot": string()}
+        ),
         "logits": string(),
         "eos_token_ids": array(integer()),
         "adds_bos": BOOLEAN,
@@ -151,6 +154,8 @@ LLM_SECTION = obj(
         "special_tokens": mapping(string()),
         # llm version 2: window lengths are multiples of this (docs/filled-cache.md).
         "window_bucket": integer(minimum=1),
+        # llm version 3: the KV caches the program holds (conversations served at once).
+        "slots": integer(minimum=2),
     },
     description="A causal LM built by the Hugging Face recipe: KV cache inside the program.",
 )

@@ -23,6 +23,8 @@ from typing import Any
 import torch
 
 ATTENTION_NAME = "trt_edge_bmm"
+# `runtime.slots` > 1: the same math over a batch of rows, each with its own cache and mask.
+ROWS_ATTENTION_NAME = "trt_edge_bmm_rows"
 FUSED_ATTENTION_NAME = "trt_edge_fused"
 # The keyword the export wrapper passes down the model to `fused_attention`: the first
 # written position of this call (transformers forwards unknown keywords to attention).
@@ -118,13 +120,61 @@ def bmm_attention(
     return out.reshape(1, seq, n_heads, v_dim), None
 
 
+def rows_attention(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    softcap: float | None = None,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, None]:
+    """`bmm_attention` for a batch of conversations (`static_cache.SlotCache`): query
+    `[B, H, s, d]`, key/value `[B, KV, L, d]` (each row its own slot's cache, gathered),
+    mask `[B, 1, s, L]` (each row its own positions).
+
+    Rows never mix: every bmm is over `B * KV` independent matrices, so a row's result is
+    the one it has alone (its logits are bit-equal in a batch on XNNPACK: tests/llm).
+    """
+    batch, n_heads, seq, head_dim = query.shape
+    n_kv, cache_len, v_dim = key.shape[1], key.shape[2], value.shape[3]
+    n_rep = n_heads // n_kv
+    scale = head_dim**-0.5 if scaling is None else scaling
+    q = query.contiguous().reshape(batch * n_kv, n_rep * seq, head_dim)
+    k = key.reshape(batch * n_kv, cache_len, head_dim)
+    v = value.reshape(batch * n_kv, cache_len, v_dim)
+    scores = torch.bmm(q, k.transpose(1, 2)) * scale
+    if softcap is not None:
+        scores = torch.tanh(scores / softcap) * softcap
+    if attention_mask is not None:
+        # [B, KV, n_rep, s, L] + [B, 1, 1, s, L]: each row's own mask, broadcast over heads.
+        scores = scores.reshape(batch, n_kv, n_rep, seq, cache_len) + attention_mask.unsqueeze(1)
+        scores = scores.reshape(batch * n_kv, n_rep * seq, cache_len)
+    probs = torch.softmax(scores, dim=-1)
+    out = torch.bmm(probs, v)  # [B * KV, n_rep * s, dv]
+    out = out.reshape(batch, n_kv, n_rep, seq, v_dim).permute(0, 3, 1, 2, 4)
+    return out.reshape(batch, seq, n_heads, v_dim), None
+
+
+def implementation(fused: bool, rows: bool) -> str:
+    """The registered name the export selects: fused (`attention: fused`), rows
+    (`runtime.slots` > 1: a batch of conversations) or plain bmm attention."""
+    if fused:
+        return FUSED_ATTENTION_NAME
+    return ROWS_ATTENTION_NAME if rows else ATTENTION_NAME
+
+
 def register_attention() -> None:
-    """Make both attention implementations names transformers accepts (idempotent)."""
+    """Make the attention implementations names transformers accepts (idempotent)."""
     from transformers import AttentionInterface
     from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask
 
     AttentionInterface.register(ATTENTION_NAME, bmm_attention)
     AttentionInterface.register(FUSED_ATTENTION_NAME, fused_attention)
+    AttentionInterface.register(ROWS_ATTENTION_NAME, rows_attention)
     # The wrapper passes prepared masks; transformers still looks the names up here.
     ALL_MASK_ATTENTION_FUNCTIONS.register(ATTENTION_NAME, eager_mask)
     ALL_MASK_ATTENTION_FUNCTIONS.register(FUSED_ATTENTION_NAME, eager_mask)
+    ALL_MASK_ATTENTION_FUNCTIONS.register(ROWS_ATTENTION_NAME, eager_mask)

@@ -4,7 +4,8 @@ Non-strict export (no dynamo): the caches are buffers read through the module, s
 they come out as mutated buffers of the program. The example sits at the top of
 the export domain like every other model's (see `plan._example_value`); positions
 are `0..seq-1`, a real prefill. With `attention: filled` the window input sits at the
-top of its domain too (the whole cache), `0..window-1`.
+top of its domain too (the whole cache), `0..window-1`. With `runtime.slots` the example
+is a batch at the top of its domain too, row b in slot b.
 """
 
 from __future__ import annotations
@@ -23,8 +24,13 @@ def example_args(manifest: ResolvedManifest, plan: ExportPlan) -> tuple[Any, ...
     import torch
 
     input_ids = sampled(manifest, plan)[0]
-    seq = int(input_ids.shape[1])
-    args: tuple[Any, ...] = (input_ids, torch.arange(seq, dtype=torch.int64))
+    batch, seq = int(input_ids.shape[0]), int(input_ids.shape[1])
+    positions = torch.arange(seq, dtype=torch.int64)
+    args: tuple[Any, ...] = (input_ids, positions)
+    if manifest.huggingface is not None and manifest.huggingface.slots > 1:
+        # Slots: each row a conversation in its own slot, all at positions 0..seq-1.
+        slots = torch.arange(batch, dtype=torch.int64)
+        args = (input_ids, positions.repeat(batch, 1), slots)
     if WINDOW in plan.example_symbols:
         args += (torch.arange(plan.example_symbols[WINDOW], dtype=torch.int64),)
     return args

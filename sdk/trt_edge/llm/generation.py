@@ -160,15 +160,19 @@ def check_request(section: LlmSection, prompt: list[int], max_new_tokens: int) -
 
 def method_inputs(section: LlmSection, names: list[str], ids: list[int], start: int) -> list[Any]:
     """One call's input arrays in the method's order: the tokens `[1, seq]`, their positions
-    and, for a bundle built with `attention: filled`, the window of slots attention reads
-    (`0..W-1`, `W = section.window_length(start + seq)`: only its length matters)."""
+    and, for a bundle built with `attention: filled`, the window of positions attention reads
+    (`0..W-1`, `W = section.window_length(start + seq)`: only its length matters); with
+    slots (llm version 3), positions `[1, seq]` and slot `[0]`."""
     import numpy as np
 
     arrays: list[Any] = [None] * len(names)
     arrays[names.index(section.tokens_input)] = np.asarray([ids], dtype=np.int64)
-    arrays[names.index(section.positions_input)] = np.arange(
-        start, start + len(ids), dtype=np.int64
-    )
+    positions = np.arange(start, start + len(ids), dtype=np.int64)
+    arrays[names.index(section.positions_input)] = positions
+    if section.slot_input is not None:
+        # Slots: one conversation is a batch of one row, in slot 0.
+        arrays[names.index(section.positions_input)] = positions.reshape(1, -1)
+        arrays[names.index(section.slot_input)] = np.zeros(1, dtype=np.int64)
     if section.window_input is not None:
         window = section.window_length(start + len(ids))
         arrays[names.index(section.window_input)] = np.arange(window, dtype=np.int64)

@@ -108,14 +108,9 @@ def load_eager(manifest: ResolvedManifest, attention: str | None = None) -> Any:
 
 def load_for_export(manifest: ResolvedManifest) -> Any:
     """The model wrapped for export: static cache, bmm attention and the exact rewrites."""
-    from trt_edge.llm.attention import (
-        ATTENTION_NAME,
-        FUSED_ATTENTION_NAME,
-        load_fused_attention_op,
-        register_attention,
-    )
+    from trt_edge.llm.attention import implementation, load_fused_attention_op, register_attention
     from trt_edge.llm.rewrites import LastPositionHead, add_rotation_buffer, replace_tanh_gelu
-    from trt_edge.llm.static_cache import StaticCacheLM
+    from trt_edge.llm.static_cache import cache_wrapper
 
     source = manifest.huggingface
     assert source is not None
@@ -124,11 +119,15 @@ def load_for_export(manifest: ResolvedManifest) -> Any:
     fused = source.attention == FUSED
     if fused:
         load_fused_attention_op()
-    model.set_attn_implementation(FUSED_ATTENTION_NAME if fused else ATTENTION_NAME)
+    model.set_attn_implementation(implementation(fused=fused, rows=source.slots > 1))
     replace_tanh_gelu(model)
     model.lm_head = LastPositionHead(model.lm_head)  # the same Parameter: ties stay tied
-    wrapper = StaticCacheLM(
-        model, source.max_cache_len, windowed=source.attention == FILLED, fused=fused
+    wrapper = cache_wrapper(
+        model,
+        source.max_cache_len,
+        windowed=source.attention == FILLED,
+        fused=fused,
+        slots=source.slots,
     )
     config = model.config.get_text_config()
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads

@@ -74,7 +74,7 @@ def rotate_half_as_matmul(model: nn.Module, holder: nn.Module) -> Iterator[None]
 
 
 class LastPositionHead(nn.Module):
-    """`lm_head` of the last position only: `[1, s, D]` hidden states → `[1, vocab]` logits.
+    """`lm_head` of the last position only: `[B, s, D]` hidden states → `[B, vocab]` logits.
 
     The one-hot row depends only on the symbolic length (an input's size), so it is
     computed before the first delegate; `bmm`, not `mm`: XNNPACK's mm wants a static
@@ -86,7 +86,13 @@ class LastPositionHead(nn.Module):
         self.head = head
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        seq, width = hidden.shape[1], hidden.shape[2]
+        batch, seq, width = hidden.shape[0], hidden.shape[1], hidden.shape[2]
+        if not isinstance(batch, int) or batch != 1:
+            # Slots (`runtime.slots`): each row's last position, `[B, s, D]` → `[B, vocab]`.
+            # A select, not the one-hot bmm: expanded over rows, that bmm makes XNNPACK's
+            # partitioner find a dependency cycle.
+            rows: torch.Tensor = self.head(hidden[:, -1, :])
+            return rows
         positions = torch.arange(seq, device=hidden.device)
         onehot = (positions == seq - 1).to(hidden.dtype).reshape(1, 1, seq)
         last = torch.bmm(onehot, hidden)  # [1, 1, D]

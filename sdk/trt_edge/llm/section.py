@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from trt_edge_runner.bundle_format import (
+    LLM_SECTION_SLOTS_VERSION,
     LLM_SECTION_VERSION,
     LLM_SECTION_WINDOW_VERSION,
     LlmSection,
@@ -22,7 +23,13 @@ from trt_edge_runner.bundle_format import (
 )
 
 from trt_edge.llm.tokenizer import TOKENIZER_FILE, bundle_tokenizer
-from trt_edge.manifest.huggingface import FILLED, POSITIONS_INPUT, TOKENS_INPUT, WINDOW_INPUT
+from trt_edge.manifest.huggingface import (
+    FILLED,
+    POSITIONS_INPUT,
+    SLOT_INPUT,
+    TOKENS_INPUT,
+    WINDOW_INPUT,
+)
 from trt_edge.manifest.resolved import ResolvedManifest
 
 FACTS_FILE = "llm.json"
@@ -54,6 +61,8 @@ def recipe_files(manifest: ResolvedManifest, wrapper: Any) -> dict[str, bytes]:
     }
     if source.attention == FILLED:
         facts["window"] = {"input": WINDOW_INPUT, "bucket": WINDOW_BUCKET}
+    if source.slots > 1:
+        facts["slots"] = {"input": SLOT_INPUT, "count": source.slots}
     files = {FACTS_FILE: canonical_json(facts)}
     if tokenizer.json_text is not None:
         files[TOKENIZER_FILE] = tokenizer.json_text.encode("utf-8")
@@ -70,8 +79,12 @@ def llm_section(
 ) -> LlmSection:
     facts = json.loads(files[FACTS_FILE])
     window = facts.get("window")
+    slots = facts.get("slots")
+    version = LLM_SECTION_VERSION if window is None else LLM_SECTION_WINDOW_VERSION
+    if slots is not None:
+        version = LLM_SECTION_SLOTS_VERSION
     return LlmSection(
-        version=LLM_SECTION_VERSION if window is None else LLM_SECTION_WINDOW_VERSION,
+        version=version,
         method=method,
         max_cache_len=facts["max_cache_len"],
         vocab_size=facts["vocab_size"],
@@ -91,4 +104,6 @@ def llm_section(
         special_tokens=dict(facts.get("special_tokens") or {}),
         window_input=None if window is None else window["input"],
         window_bucket=None if window is None else window["bucket"],
+        slot_input=None if slots is None else slots["input"],
+        slots=1 if slots is None else slots["count"],
     )

@@ -27,6 +27,17 @@ sequence-major, `[1, max_cache_len, KV, head_dim]`, and attention is one operato
 `llama::custom_sdpa` (`fused_attention`), which reads keys and values in place up to
 `cache_position[0] + seq` — no copy of the cache, no mask tensor, and a decode step
 costs what is filled, slot by slot rather than by bucket.
+
+Slots (`runtime.slots` N > 1, `slots=N`): the program holds N caches, one per
+conversation, and a call advances `batch` of them at once (continuous batching).
+forward takes `input_ids [B, seq]`, `cache_position [B, seq]` (each row its own
+positions) and `cache_slot [B]` (the cache each row reads and writes), and returns
+`[B, vocab]`. Each layer's buffer is `[N * max_cache_len, KV, head_dim]`, slot-major, so a
+row's write is one `index_put` at flat rows `slot * max_cache_len + position` (the only
+in-place `index_put` ExecuTorch's kernel takes has a 1-D index) and its read one
+`index_select` of its slot's rows: a copy of what attention reads anyway (`attention: all`
+only: with a window as a third symbolic dim XNNPACK's partitioner finds a dependency
+cycle). Rows never mix (`attention.rows_attention`).
 """
 
 from __future__ import annotations
@@ -95,6 +106,57 @@ class BufferCache:
         return self.cache_position[0]
 
 
+class SlotCache:
+    """`BufferCache` for slots: buffers `[N * L, KV, d]`; rows name their slot and positions."""
+
+    is_compileable = True
+
+    def __init__(
+        self,
+        keys: list[torch.Tensor],
+        values: list[torch.Tensor],
+        cache_position: torch.Tensor,  # [B, seq]
+        cache_slot: torch.Tensor,  # [B]
+        max_cache_len: int,
+    ) -> None:
+        self.keys = keys
+        self.values = values
+        self.cache_position = cache_position
+        self.max_cache_len = max_cache_len
+        base = cache_slot.unsqueeze(1) * max_cache_len  # [B, 1]: each slot's first row
+        self.written = (base + cache_position).reshape(-1)  # [B * seq]
+        read = torch.arange(max_cache_len, device=cache_slot.device).unsqueeze(0)
+        self.read = (base + read).reshape(-1)  # [B * max_cache_len]: each row's whole slot
+
+    def update(
+        self,
+        key_states: torch.Tensor,
+        value_states: torch.Tensor,
+        layer_idx: int,
+        *_: Any,
+        **__: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        batch, n_kv, seq, head_dim = key_states.shape
+        rows = batch * seq
+        k_new = key_states.transpose(1, 2).reshape(rows, n_kv, head_dim)
+        v_new = value_states.transpose(1, 2).reshape(rows, n_kv, value_states.shape[3])
+        self.keys[layer_idx].index_put_((self.written,), k_new)
+        self.values[layer_idx].index_put_((self.written,), v_new)
+        return self._rows(self.keys[layer_idx], batch), self._rows(self.values[layer_idx], batch)
+
+    def _rows(self, buffer: torch.Tensor, batch: Any) -> torch.Tensor:
+        """`[B, KV, length, d]`: each row's slot, as attention takes it."""
+        # A flat 1-D gather, then one reshape: gathering `[N, L, ...]` by slot instead makes
+        # XNNPACK's partitioner find a dependency cycle (measured on the minis).
+        picked = buffer.index_select(0, self.read)
+        shaped = picked.reshape(batch, self.max_cache_len, buffer.shape[1], buffer.shape[2])
+        return shaped.transpose(1, 2).contiguous()
+
+    def get_seq_length(self, layer_idx: int = 0) -> torch.Tensor:
+        """Only read when position_ids are missing; the wrapper always passes them."""
+        return self.cache_position[0, 0]
+
+
 class StaticCacheLM(nn.Module):
     """forward(input_ids [1, seq], cache_position [seq]) -> last-position logits [1, vocab].
 
@@ -103,11 +165,19 @@ class StaticCacheLM(nn.Module):
     """
 
     def __init__(
-        self, model: nn.Module, max_cache_len: int, windowed: bool = False, fused: bool = False
+        self,
+        model: nn.Module,
+        max_cache_len: int,
+        windowed: bool = False,
+        fused: bool = False,
+        slots: int = 1,
     ) -> None:
         super().__init__()
         if windowed and fused:
             raise ValueError("fused attention reads the filled slots itself: no window input")
+        if fused and slots > 1:
+            raise ValueError("fused attention reads one conversation's cache: slots must be 1")
+        self.slots = slots  # > 1: forward takes cache_slot, rows are conversations
         self.windowed = windowed  # forward then needs cache_window
         self.fused = fused  # sequence-major buffers, attention by `fused_attention`
         config = model.config.get_text_config()  # type: ignore[operator, union-attr]
@@ -129,7 +199,11 @@ class StaticCacheLM(nn.Module):
         if fused and self.layer_types != [FULL] * self.n_layers:
             raise ValueError("fused attention takes full-attention layers only (no sliding window)")
         dtype = next(model.parameters()).dtype
-        shape = (1, max_cache_len, n_kv, head_dim) if fused else (1, n_kv, max_cache_len, head_dim)
+        shape: tuple[int, ...] = (
+            (1, max_cache_len, n_kv, head_dim) if fused else (1, n_kv, max_cache_len, head_dim)
+        )
+        if slots > 1:
+            shape = (slots * max_cache_len, n_kv, head_dim)
         for i in range(self.n_layers):
             # persistent=False: the cache is state, not a weight; it never goes to safetensors.
             self.register_buffer(f"k_cache_{i}", torch.zeros(shape, dtype=dtype), persistent=False)
@@ -139,24 +213,27 @@ class StaticCacheLM(nn.Module):
         return [f"{kind}_cache_{i}" for i in range(self.n_layers) for kind in ("k", "v")]
 
     def masks(
-        self, cache_position: torch.Tensor, dtype: torch.dtype, slots: Any = None
+        self, cache_position: torch.Tensor, dtype: torch.dtype, length: Any = None
     ) -> torch.Tensor | dict[str, torch.Tensor]:
-        """Additive masks `[1, 1, seq, slots]` (default: all `max_cache_len` slots): 0 where a
+        """Additive masks `[1, 1, seq, length]` (default: all `max_cache_len` positions): 0 where a
         query may attend, min elsewhere.
 
         Float, not bool, so attention is `scores + mask` (an add XNNPACK takes) rather
         than a `where` on booleans. Full-attention-only models take one mask; hybrid
         models take a `{layer type: mask}` mapping, which transformers uses as prepared.
         """
-        length = self.max_cache_len if slots is None else slots
+        length = self.max_cache_len if length is None else length
         slot = torch.arange(length, device=cache_position.device).unsqueeze(0)
-        query = cache_position.unsqueeze(-1)  # [seq, 1]
+        query = cache_position.unsqueeze(-1)  # [seq, 1], or [B, seq, 1] for rows
         visible = {FULL: slot <= query}
         if SLIDING in self.layer_types:
             visible[SLIDING] = visible[FULL] & (slot > query - self.sliding_window)
         lowest = torch.finfo(dtype).min
+        # [1, 1, seq, length]; rows ([B, seq] positions): [B, 1, seq, length].
         masks = {
             name: torch.zeros((), dtype=dtype).masked_fill(~ok, lowest)[None, None]
+            if cache_position.dim() == 1
+            else torch.zeros((), dtype=dtype).masked_fill(~ok, lowest).unsqueeze(1)
             for name, ok in visible.items()
         }
         if set(self.layer_types) == {FULL}:
@@ -189,3 +266,40 @@ class StaticCacheLM(nn.Module):
         )
         logits: torch.Tensor = out.logits
         return logits
+
+
+class SlotsLM(StaticCacheLM):
+    """StaticCacheLM with `slots` conversations: forward(input_ids [B, seq], cache_position
+    [B, seq], cache_slot [B]) -> `[B, vocab]`, each row in its own slot.
+
+    `attention: all` only (the manifest check says why): each row reads its whole slot."""
+
+    def forward(  # type: ignore[override]
+        self,
+        input_ids: torch.Tensor,
+        cache_position: torch.Tensor,
+        cache_slot: torch.Tensor,
+    ) -> torch.Tensor:
+        """Slots: `[B, seq]` tokens at their rows' positions in their rows' slots → `[B, vocab]`."""
+        keys = [getattr(self, f"k_cache_{i}") for i in range(self.n_layers)]
+        values = [getattr(self, f"v_cache_{i}") for i in range(self.n_layers)]
+        out = self.model(
+            input_ids=input_ids,
+            position_ids=cache_position,
+            attention_mask=self.masks(cache_position, keys[0].dtype),
+            past_key_values=SlotCache(keys, values, cache_position, cache_slot, self.max_cache_len),
+            use_cache=True,
+            logits_to_keep=0,
+        )
+        logits: torch.Tensor = out.logits
+        return logits
+
+
+def cache_wrapper(
+    model: nn.Module, max_cache_len: int, windowed: bool, fused: bool, slots: int
+) -> StaticCacheLM:
+    """The export wrapper the manifest asks for: `SlotsLM` with `runtime.slots` > 1, else
+    `StaticCacheLM` (one conversation, plain, filled or fused attention)."""
+    if slots > 1:
+        return SlotsLM(model, max_cache_len, windowed=windowed, slots=slots)
+    return StaticCacheLM(model, max_cache_len, windowed=windowed, fused=fused)

@@ -41,6 +41,10 @@ FILLED = "filled"
 FUSED = "fused"
 WINDOW = "window"
 WINDOW_INPUT = "cache_window"
+# `runtime.slots` > 1: the program holds that many KV caches; each call's rows (symbol
+# BATCH) name the slot they read and write in SLOT_INPUT, and carry their own positions.
+BATCH = "batch"
+SLOT_INPUT = "cache_slot"
 
 SAFETENSORS = "model.safetensors"
 SAFETENSORS_INDEX = "model.safetensors.index.json"
@@ -196,14 +200,26 @@ def read_folder(folder: Path) -> FolderFacts:
 
 
 def implied_inputs(
-    vocab_size: int, max_cache_len: int, attention: str = FILLED
+    vocab_size: int, max_cache_len: int, attention: str = FILLED, slots: int = 1
 ) -> tuple[TensorSpec, ...]:
-    """The recipe's method inputs: the new tokens, the cache slots they are written to and,
-    with `attention: filled`, the window of slots attention reads (only its length counts)."""
-    inputs: tuple[TensorSpec, ...] = (
-        TensorSpec(TOKENS_INPUT, "int64", (1, SEQ), (0, vocab_size)),
-        TensorSpec(POSITIONS_INPUT, "int64", (SEQ,), (0, max_cache_len)),
-    )
+    """The recipe's method inputs: the new tokens, the cache positions they are written to and,
+    with `attention: filled`, the window of positions attention reads (only its length counts).
+
+    With `slots` > 1 every call advances `batch` conversations: tokens and positions gain a
+    leading batch dimension (each row its own positions) and `cache_slot [batch]` says which
+    of the program's KV caches each row reads and writes."""
+    inputs: tuple[TensorSpec, ...]
+    if slots > 1:
+        inputs = (
+            TensorSpec(TOKENS_INPUT, "int64", (BATCH, SEQ), (0, vocab_size)),
+            TensorSpec(POSITIONS_INPUT, "int64", (BATCH, SEQ), (0, max_cache_len)),
+            TensorSpec(SLOT_INPUT, "int64", (BATCH,), (0, slots)),
+        )
+    else:
+        inputs = (
+            TensorSpec(TOKENS_INPUT, "int64", (1, SEQ), (0, vocab_size)),
+            TensorSpec(POSITIONS_INPUT, "int64", (SEQ,), (0, max_cache_len)),
+        )
     if attention == FILLED:
         inputs += (TensorSpec(WINDOW_INPUT, "int64", (WINDOW,), (0, max_cache_len)),)
     return inputs

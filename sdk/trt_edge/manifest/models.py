@@ -150,6 +150,14 @@ class Runtime(_Strict):
         "start position [1], then the caches), outputs (logits, then the updated caches in the "
         "caches' order). A Hugging Face causal LM declares its own (bundle.json llm).",
     )
+    slots: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Conversations one loaded Hugging Face causal LM serves at once: its program "
+        "holds this many KV caches, and with more than 1 the profiles give a `batch` dim (how "
+        "many conversations one call advances: e.g. decode batch 1..4, prefill batch 1).",
+    )
 
 
 class Quantize(_Strict):

@@ -48,7 +48,7 @@ def _runtime(doc: dict[str, Any], names: list[str]) -> RuntimePolicy:
     return RuntimePolicy(policy=runtime["policy"], phases=phases)
 
 
-def _huggingface(model: dict[str, Any], manifest_dir: Path) -> HuggingFaceModel | None:
+def _huggingface(model: dict[str, Any], manifest_dir: Path, slots: int) -> HuggingFaceModel | None:
     source = model["huggingface"]
     if source is None:
         return None
@@ -61,6 +61,7 @@ def _huggingface(model: dict[str, Any], manifest_dir: Path) -> HuggingFaceModel 
         vocab_size=facts.vocab_size,
         has_tokenizer=facts.has_tokenizer,
         attention=source["attention"],
+        slots=slots,
     )
 
 
@@ -68,12 +69,17 @@ def resolve(
     doc: dict[str, Any], source_path: Path, source_sha256: str, locations: SourceLocations
 ) -> ResolvedManifest:
     model = doc["model"]
-    huggingface = _huggingface(model, source_path.parent)
+    runtime = doc.get("runtime")
+    slots = runtime["slots"] if runtime is not None else 1
+    huggingface = _huggingface(model, source_path.parent, slots)
     inputs: tuple[TensorSpec, ...]
     if huggingface is not None:
         # Written inputs were checked equal to these; omitted ones are implied.
         inputs = implied_inputs(
-            huggingface.vocab_size, huggingface.max_cache_len, huggingface.attention
+            huggingface.vocab_size,
+            huggingface.max_cache_len,
+            huggingface.attention,
+            huggingface.slots,
         )
     else:
         inputs = tuple(

@@ -38,6 +38,8 @@ class HuggingFaceModel:
     vocab_size: int
     has_tokenizer: bool
     attention: str = "filled"  # "all" or "filled": see HuggingFaceSource.attention
+    # `runtime.slots`: KV caches the program holds, one per conversation served at once.
+    slots: int = 1
 
 
 Precision = Literal["fp32", "fp16", "bf16", "int8", "fp8"]

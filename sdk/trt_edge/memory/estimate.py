@@ -4,7 +4,7 @@
 program to read. For a Hugging Face folder the big figures follow from files alone: the
 weights from the safetensors headers (every tensor's shape; the recipe exports in
 float32), the KV cache from `config.json` (2 × layers × key/value heads × `max_cache_len`
-× head dim × 4 bytes, the recipe's static cache). Activations are not known before
+× head dim × 4 bytes × `runtime.slots`, the recipe's static cache). Activations are not known before
 lowering, so the estimate is a lower bound; the build records the real figures
 (`needs.bundle_memory`).
 """
@@ -59,7 +59,7 @@ def manifest_estimate(manifest: ResolvedManifest) -> MemorySection | None:
     except (OSError, ValueError, KeyError, TypeError, struct.error):
         return None
     weights = elements * FLOAT32
-    kv_cache = 2 * layers * kv_heads * source.max_cache_len * head_dim * FLOAT32
+    kv_cache = 2 * layers * kv_heads * source.max_cache_len * head_dim * FLOAT32 * source.slots
     return MemorySection(
         weights_bytes=weights,
         planned_bytes=kv_cache,
