@@ -175,9 +175,8 @@ class StaticCacheLM(nn.Module):
         super().__init__()
         if windowed and fused:
             raise ValueError("fused attention reads the filled slots itself: no window input")
-        if fused and slots > 1:
-            raise ValueError("fused attention reads one conversation's cache: slots must be 1")
-        self.slots = slots  # > 1: forward takes cache_slot, rows are conversations
+        if slots > 1 and (fused or windowed):
+            raise ValueError("slots take attention: all (docs/huggingface.md says why)")
         self.windowed = windowed  # forward then needs cache_window
         self.fused = fused  # sequence-major buffers, attention by `fused_attention`
         config = model.config.get_text_config()  # type: ignore[operator, union-attr]
@@ -229,13 +228,13 @@ class StaticCacheLM(nn.Module):
         if SLIDING in self.layer_types:
             visible[SLIDING] = visible[FULL] & (slot > query - self.sliding_window)
         lowest = torch.finfo(dtype).min
-        # [1, 1, seq, length]; rows ([B, seq] positions): [B, 1, seq, length].
-        masks = {
-            name: torch.zeros((), dtype=dtype).masked_fill(~ok, lowest)[None, None]
-            if cache_position.dim() == 1
-            else torch.zeros((), dtype=dtype).masked_fill(~ok, lowest).unsqueeze(1)
+        fill = {
+            name: torch.zeros((), dtype=dtype).masked_fill(~ok, lowest)
             for name, ok in visible.items()
         }
+        # [1, 1, seq, length]; rows ([B, seq] positions): [B, 1, seq, length].
+        rows = cache_position.dim() == 2
+        masks = {name: m.unsqueeze(1) if rows else m[None, None] for name, m in fill.items()}
         if set(self.layer_types) == {FULL}:
             return masks[FULL]
         return masks
