@@ -533,6 +533,12 @@ class BundleManifest:
         return reader.manifest(doc)
 
 
+def _spoken(versions: tuple[int, ...]) -> str:
+    """`1, 2 or 3`: the versions a reader knows, as a sentence says them."""
+    words = [str(v) for v in versions]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
 def file_sha256(path: Path) -> str:
     """Hex sha256 of a file, read in 1 MiB blocks: the digest `files` entries record."""
     digest = hashlib.sha256()
@@ -698,7 +704,7 @@ class _Reader:
             raise self.fail(
                 "llm.version",
                 "this runner reads llm section version "
-                f"{' or '.join(map(str, LLM_SECTION_VERSIONS))}, the bundle has {version}; "
+                f"{_spoken(LLM_SECTION_VERSIONS)}, the bundle has {version}; "
                 "update the runner or rebuild the bundle with a matching trt-edge",
             )
         roles = section["inputs"]

@@ -91,8 +91,8 @@ def _edited(bundle: Path, edit: Callable[[dict[str, Any]], None]) -> bytes:
     ("edit", "message"),
     [
         (
-            lambda s: s.update(version=3),
-            "llm.version: this runner reads llm section version 1 or 2, the bundle has 3",
+            lambda s: s.update(version=4),
+            "llm.version: this runner reads llm section version 1, 2 or 3, the bundle has 4",
         ),
         (
             lambda s: (s.update(version=2), s["inputs"].pop("window", None)),

@@ -208,10 +208,10 @@ V = [
         FILLED,
     ),
     refused(
-        "llm_version_3",
+        "llm_version_4",
         "an llm section version this reader does not know",
         ["llm", "version"],
-        3,
+        4,
         base=FILLED,
         by="reader",
     ),
