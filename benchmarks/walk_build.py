@@ -1,6 +1,6 @@
 """The walk of `build()`'s manifest path (issue 30): a call trace of one real build.
 
-    .venv/bin/python benchmarks/walk_build.py [--example vision] [--largest 10]
+    .venv/bin/python benchmarks/walk_build.py [--example vision] [--until STAGE] [--largest 10]
 
 Runs `trt_edge.pipeline.run.build(manifest, options)` once on an example manifest (the
 CPU backend, a fresh temporary cache and output folder, a fixed source date: every stage
@@ -36,7 +36,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from types import CodeType, FrameType
@@ -187,14 +187,33 @@ def walk(manifest: Path | str, run: Callable[[], object]) -> Walk:
     return result
 
 
-def walk_build(manifest: Path, work: Path) -> Walk:
-    """The walk of one real build of `manifest` into `work` (fresh cache, fixed date)."""
+class _Enough(Exception):
+    """Raised by the build's event sink when the walk has gone as far as it was asked."""
+
+
+def walk_build(manifest: Path, work: Path, until: str | None = None) -> Walk:
+    """The walk of one real build of `manifest` into `work` (fresh cache, fixed date). With
+    `until` (a stage name, e.g. "export"), the build is stopped as that stage starts: the
+    walk of everything before it (a lint test's budget: no torch)."""
+    from trt_edge.pipeline.events import BuildEvent, StageStarted
     from trt_edge.pipeline.run import BuildOptions, build
 
+    def stop_at(event: BuildEvent) -> None:
+        if isinstance(event, StageStarted) and event.stage == until:
+            raise _Enough
+
     options = BuildOptions(
-        out_dir=work / "out", cache_dir=work / "cache", source_date_epoch=SOURCE_DATE
+        out_dir=work / "out",
+        cache_dir=work / "cache",
+        source_date_epoch=SOURCE_DATE,
+        events=(stop_at,),
     )
-    return walk(manifest, lambda: build(manifest, options))
+
+    def run() -> None:
+        with suppress(_Enough):
+            build(manifest, options)
+
+    return walk(manifest, run)
 
 
 def largest_functions(count: int) -> list[tuple[int, str]]:
@@ -223,11 +242,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--example", default="vision", help="a folder of examples/")
     parser.add_argument("--largest", type=int, default=10, help="how many functions to list")
+    parser.add_argument("--until", help="stop the build as this stage starts (e.g. export)")
     args = parser.parse_args()
     manifest = EXAMPLES / args.example / "manifest.yaml"
     with tempfile.TemporaryDirectory(prefix="walk-build-") as work:
-        result = walk_build(manifest, Path(work))
-    print(f"walk of build({manifest.relative_to(REPO)}): {result.summary()}")
+        result = walk_build(manifest, Path(work), args.until)
+    upto = f" up to {args.until}" if args.until else ""
+    print(f"walk of build({manifest.relative_to(REPO)}){upto}: {result.summary()}")
     for number, stop in enumerate(result.stops, 1):
         print(f"{number:3d}  {stop}")
     print("files:", ", ".join(result.files))
