@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import ast
 import dis
+import logging
 import os
 import sys
 import tempfile
@@ -42,6 +43,7 @@ from pathlib import Path, PurePath
 from types import CodeType, FrameType
 from typing import Any
 
+import structlog
 from trt_edge.manifest.resolved import ResolvedManifest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -244,6 +246,8 @@ def main() -> None:
     parser.add_argument("--largest", type=int, default=10, help="how many functions to list")
     parser.add_argument("--until", help="stop the build as this stage starts (e.g. export)")
     args = parser.parse_args()
+    # The build's own log would bury the walk: only its warnings are shown.
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     manifest = EXAMPLES / args.example / "manifest.yaml"
     with tempfile.TemporaryDirectory(prefix="walk-build-") as work:
         result = walk_build(manifest, Path(work), args.until)

@@ -3,23 +3,21 @@
 `benchmarks/walk_build.py` traces a real build and follows the manifest's path, its source
 and the resolved manifest through the calls (its docstring defines a stop and a return;
 docs/design.md, "The build reads as a chain"). The whole build's walk needs torch.export
-and a lowering (tens of seconds): it is measured by the tool and marked `slow` here. The
+and a lowering (tens of seconds): tests/pipeline/test_build_walk.py holds its bounds. The
 walk up to the export stage — the manifest read, checked, resolved, and every decision of
 load and plan — costs a second and holds a ceiling of its own, which only goes down.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from tests.helpers.paths import REPO
+from tests.helpers.scripts import load_benchmark
 
-STOPS, RETURNS = 30, 10  # the whole build (issue 30's Must-show)
 # Up to export, today: 17 stops, 4 returns (lower these when the walk gets shorter).
 STOPS_BEFORE_EXPORT, RETURNS_BEFORE_EXPORT = 17, 4
 MANIFEST = REPO / "examples" / "vision" / "manifest.yaml"
@@ -27,13 +25,7 @@ MANIFEST = REPO / "examples" / "vision" / "manifest.yaml"
 
 @pytest.fixture(scope="module")
 def tool() -> ModuleType:
-    path = REPO / "benchmarks" / "walk_build.py"
-    spec = importlib.util.spec_from_file_location("walk_build", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up while defined
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("walk_build")
 
 
 def test_returns_count_each_coming_back_to_a_file_left_earlier(tool: ModuleType) -> None:
@@ -75,13 +67,3 @@ def test_the_walk_up_to_export_holds_its_ceiling(tool: ModuleType, tmp_path: Pat
     # The manifest is read once: one call reads the file, none parses its text again.
     readers = [s for s in walk.stops if s.endswith(":read_source")]
     assert readers == ["sdk/trt_edge/manifest/source.py:read_source"], listing
-
-
-@pytest.mark.slow
-def test_the_walk_of_a_whole_build_is_short(tool: ModuleType, tmp_path: Path) -> None:
-    """A cold build of the vision example (export, XNNPACK lowering, validation)."""
-    walk = tool.walk_build(MANIFEST, tmp_path)
-    listing = "\n  ".join(walk.stops)
-    assert walk.stops[-1].startswith("sdk/trt_edge/pipeline/validate.py:"), listing
-    assert len(walk.stops) <= STOPS and walk.returns <= RETURNS, f"{walk.summary()}:\n  {listing}"
-    assert (tmp_path / "out" / "tiny-cnn-0.1.0" / "bundle.json").is_file()
