@@ -7,24 +7,29 @@ CPU backend, a fresh temporary cache and output folder, a fixed source date: eve
 runs, and two runs print the same walk) under `sys.setprofile`, and follows the manifest
 path through the calls.
 
-What is followed — the *thread* — is the manifest path and what is read from it first-hand:
+What is followed — the *thread* — is the manifest path and what is read from it:
 
 - the path: the `str`/`Path` given to `build()`, or any `str`/`PurePath` naming the same
   file (as given or absolute: `Path(p)`, `p.resolve()`);
-- the source: the file's bytes, and its text (decoded, with or without a leading BOM).
+- the source: the file's bytes, and its text (decoded, with or without a leading BOM);
+- the document: the `ResolvedManifest` loaded from it (its `source_path` names the file),
+  the value every stage after load reads.
 
 A **stop** is a call of a project function (code in a file under `sdk/trt_edge/` or
 `device_runner/trt_edge_runner/`; comprehensions and generator resumptions are not calls)
-that receives a thread value as an argument (positional, keyword, `*args` or `**kwargs`).
-A value that merely *holds* the path (the resolved manifest's `source_path`, a source value
-passed to a diagnostic) is not followed: a reader follows it as one value, not as the path.
+that receives a thread value as an argument (positional, keyword, `*args` or `**kwargs`;
+`self` too, so a method of the resolved manifest such as `where()` is a stop). A value that
+merely *holds* one (a `ManifestSource`, a stage value such as `Loaded`, the manifest's
+`locations`) is not followed: a reader follows it as one value, not as the path.
 A **return** is a stop in a file the walk has already left (the walk is the stops in call
 order; leaving file A for B and coming back to A is one return). The walk prints the stops,
 returns, files and the ordered stops (`file:function`), then the largest functions of the
 product code (by lines, `ast`: `def` line to last line, nested functions counted alone too).
 
-`walk(run)` traces any callable: `tests/lint/test_build_walk.py` walks a cheap build with it
-and holds the bounds.
+`walk(manifest, run)` traces any callable; `walk_build(..., until="export")` stops the build
+as a stage starts. `tests/lint/test_build_walk.py` holds the walk up to export (no torch) and
+`tests/pipeline/test_build_walk.py` the whole build's (docs/design.md, "The build reads as a
+chain").
 """
 
 from __future__ import annotations
