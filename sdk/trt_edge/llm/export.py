@@ -23,7 +23,7 @@ from trt_edge.pipeline.plan import ExportPlan
 def example_args(manifest: ResolvedManifest, plan: ExportPlan) -> tuple[Any, ...]:
     import torch
 
-    input_ids = sampled(manifest, plan)[0]
+    input_ids = sampled(manifest.inputs, plan)[0]
     batch, seq = int(input_ids.shape[0]), int(input_ids.shape[1])
     positions = torch.arange(seq, dtype=torch.int64)
     args: tuple[Any, ...] = (input_ids, positions)

@@ -64,6 +64,7 @@ from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import ValidationFailedError
 from trt_edge.pipeline.plan import ExportPlan
 from trt_edge.pipeline.validate import (
+    StagedRun,
     ValidationReport,
     compare_arrays,
     open_staged,
@@ -482,7 +483,9 @@ def validate_causal_lm(
     state = checks.state(fresh)
     generation = checks.generation()
     bounds = checks.cache_bounds()
-    outside = probe_outside(runner, manifest, plan, failures, str(staged))
+    outside = probe_outside(
+        StagedRun(runner, manifest.inputs, manifest.name, str(staged)), plan, failures
+    )
     # Second phase: the program released before the eager model is loaded.
     runner.release()
     gc.collect()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from trt_edge_runner.bundle_format import Profile
+from trt_edge_runner.bundle_format import Profile, TensorSpec
 
 Interval = tuple[int, int]  # closed [lo, hi]
 
@@ -35,6 +35,16 @@ class Gap:
     """Shapes inside the export domain that no profile accepts."""
 
     box: dict[str, Interval]
+
+
+def symbols_of(inputs: tuple[TensorSpec, ...]) -> tuple[str, ...]:
+    """Symbol names in order of first use in `inputs`."""
+    seen: dict[str, None] = {}
+    for spec in inputs:
+        for dim in spec.shape:
+            if isinstance(dim, str):
+                seen.setdefault(dim, None)
+    return tuple(seen)
 
 
 def export_domain(profiles: tuple[Profile, ...], symbols: tuple[str, ...]) -> dict[str, Interval]:

@@ -8,7 +8,6 @@ error from a schema error from a semantic one without parsing messages.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +29,7 @@ class Diagnostic:
     """One problem: `FILE:LINE:COL: severity: path.in.manifest: message` (1-based line/col).
 
     The checks see a document, not a file: they leave `file` empty and the loader writes
-    the manifest's path into every diagnostic once (`in_file`)."""
+    the manifest's path into every diagnostic once (`ManifestSource.located`)."""
 
     file: str
     line: int
@@ -239,8 +238,3 @@ def print_diagnostics(
         while index < len(text) and text[index].startswith("    "):
             console.print(f"[dim]{escape(text[index])}[/dim]")
             index += 1
-
-
-def in_file(diagnostics: list[Diagnostic], path: Path) -> list[Diagnostic]:
-    """`diagnostics` located in the manifest at `path` (as the user named it)."""
-    return [dataclasses.replace(d, file=str(path)) for d in diagnostics]

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 
 PathPart = str | int
 JsonPath = tuple[PathPart, ...]
@@ -63,10 +62,6 @@ class LocationIndex:
         if path in self.keys:
             return self.keys[path]
         return self.value(path)
-
-    def freeze(self, file: Path) -> SourceLocations:
-        """The value positions as an immutable `SourceLocations` of `file`."""
-        return SourceLocations(file, MappingProxyType(dict(self.values)))
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,13 @@ the last one) and alias bombs or recursive aliases cannot hang the loader.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from trt_edge.manifest.diagnostics import Diagnostic
 from trt_edge.manifest.locations import JsonPath, LocationIndex, Position, format_path
+from trt_edge.manifest.source import ManifestSource
 
 # A fully expanded document larger than this is refused (guards against alias bombs).
 MAX_NODES = 100_000
@@ -143,14 +143,15 @@ def _yaml_error(exc: yaml.YAMLError, text: str) -> Diagnostic:
     return Diagnostic("", line, col, "error", "", f"not valid YAML: {message}", "parse")
 
 
-def schema_comment_diagnostics(text: str, manifest_dir: Path) -> list[Diagnostic]:
+def schema_comment_diagnostics(source: ManifestSource) -> list[Diagnostic]:
     """Warn when the `# yaml-language-server: $schema=...` line points at no file.
 
     The line is what makes editors complete and check the manifest; a wrong relative
     path silently turns that off, so it is worth a warning.
     """
     out: list[Diagnostic] = []
-    for lineno, line in enumerate(text.splitlines()[:20], start=1):
+    manifest_dir = source.directory
+    for lineno, line in enumerate((source.text or "").splitlines()[:20], start=1):
         match = _SCHEMA_COMMENT.match(line.strip())
         if not match:
             continue
@@ -179,8 +180,10 @@ def schema_comment_diagnostics(text: str, manifest_dir: Path) -> list[Diagnostic
     return out
 
 
-def parse_text(text: str) -> Parsed:
-    """Parse YAML text into data + positions; YAML errors become diagnostics, never exceptions."""
+def parse_source(source: ManifestSource) -> Parsed:
+    """Parse the manifest's YAML into data + positions; YAML errors become diagnostics, never
+    exceptions."""
+    text = source.text or ""
     loader = _Loader(text)
     try:
         try:

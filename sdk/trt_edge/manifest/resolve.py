@@ -17,6 +17,7 @@ from trt_edge.manifest.huggingface import FILLED, implied_inputs, read_folder, w
 from trt_edge.manifest.locations import SourceLocations
 from trt_edge.manifest.quantization import DEFAULT_GROUP_SIZE, Quantization
 from trt_edge.manifest.resolved import HuggingFaceModel, ResolvedManifest
+from trt_edge.manifest.source import ManifestSource
 
 # Name of the single profile given to a model whose inputs are all static and
 # whose manifest lists no profiles: every bundle carries at least one profile.
@@ -66,8 +67,10 @@ def _huggingface(model: dict[str, Any], manifest_dir: Path, slots: int) -> Huggi
 
 
 def resolve(
-    doc: dict[str, Any], source_path: Path, source_sha256: str, locations: SourceLocations
+    doc: dict[str, Any], source: ManifestSource, locations: SourceLocations
 ) -> ResolvedManifest:
+    """The checked document `doc`, read from `source`, as the value every later stage reads."""
+    source_path = source.path
     model = doc["model"]
     runtime = doc.get("runtime")
     slots = runtime["slots"] if runtime is not None else 1
@@ -106,7 +109,7 @@ def resolve(
     parity = doc["validate"]["parity"]
     return ResolvedManifest(
         source_path=source_path,
-        source_sha256=source_sha256,
+        source_sha256=source.sha256,
         name=doc["metadata"]["name"],
         version=doc["metadata"]["version"],
         entrypoint=entrypoint.strip() if entrypoint else None,

@@ -20,7 +20,7 @@ from typing import Literal
 
 from trt_edge_runner.bundle_format import Profile, RuntimePolicy, TensorSpec
 
-from trt_edge.manifest.analysis import export_domain
+from trt_edge.manifest.analysis import export_domain, symbols_of
 from trt_edge.manifest.locations import PathPart, SourceLocations
 from trt_edge.manifest.quantization import DEFAULT_BUDGETS, Budget, Quantization
 
@@ -105,13 +105,8 @@ class ResolvedManifest:
     def export_domain(self) -> dict[str, tuple[int, int]]:
         """Per symbol, (min of mins, max of maxes) over all profiles: what torch.export sees.
         Symbols in order of first use in `inputs`."""
-        return export_domain(self.profiles, self.symbols())
+        return export_domain(self.profiles, symbols_of(self.inputs))
 
     def symbols(self) -> tuple[str, ...]:
         """Symbol names in order of first use in `inputs`."""
-        seen: dict[str, None] = {}
-        for spec in self.inputs:
-            for dim in spec.shape:
-                if isinstance(dim, str):
-                    seen.setdefault(dim, None)
-        return tuple(seen)
+        return symbols_of(self.inputs)

@@ -31,8 +31,10 @@ from trt_edge_runner.bundle_format import (
 )
 from trt_edge_runner.durable import write_atomic
 
-from trt_edge.manifest import ManifestError, load_manifest_or_raise
+from trt_edge.manifest import ManifestError
+from trt_edge.manifest.load import load_source, manifest_or_raise
 from trt_edge.manifest.resolved import ResolvedManifest
+from trt_edge.manifest.source import ManifestSource, read_source
 from trt_edge.memory import bundle_memory, over_budget
 from trt_edge.pipeline.bundle import (
     StagedBundle,
@@ -75,18 +77,25 @@ ENGINES_JSON = "engines.json"  # the lower stage's TensorRT builder times, besid
 # -- load ---------------------------------------------------------------------------------
 def load(manifest_path: Path) -> ResolvedManifest:
     """The manifest, or `ManifestInvalidError` with every diagnostic."""
+    return checked(read_source(manifest_path))
+
+
+def checked(source: ManifestSource) -> ResolvedManifest:
+    """The manifest read into `source`, checked and resolved, or `ManifestInvalidError`
+    with every diagnostic."""
     try:
-        return load_manifest_or_raise(manifest_path)
+        return manifest_or_raise(load_source(source))
     except ManifestError as exc:
         raise ManifestInvalidError(exc.path, exc.diagnostics) from exc
 
 
 def load_stage(manifest_path: Path, context: BuildContext) -> Loaded:
-    """Everything decided before anything slow: the manifest (loaded once), its model's
-    packages at versions it allows, the target, the backend, the recipe, the source hash."""
+    """Everything decided before anything slow: the manifest (read once, here, unless the
+    caller already loaded it), its model's packages at versions it allows, the target, the
+    backend, the recipe, the source hash."""
     options = context.options
     with context.timer.stage(LOAD):
-        manifest = options.manifest or load(manifest_path)
+        manifest = options.manifest or checked(read_source(manifest_path))
         requirements = check_requirements(manifest)
         target = build_target(manifest, options.target)
         choice = choose_backend(

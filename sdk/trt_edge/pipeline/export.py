@@ -89,10 +89,11 @@ def explain_export_failure(manifest: ResolvedManifest, plan: ExportPlan, exc: Ba
     )
 
 
-def example_args(manifest: ResolvedManifest, plan: ExportPlan) -> tuple[Any, ...]:
+def example_args(inputs: tuple[TensorSpec, ...], plan: ExportPlan) -> tuple[Any, ...]:
+    """The export's example inputs: one sample at the plan's example symbols."""
     import torch
 
-    arrays = sample_inputs(manifest.inputs, plan.example_symbols, seed=0)
+    arrays = sample_inputs(inputs, plan.example_symbols, seed=0)
     return tuple(torch.from_numpy(a) for a in arrays)
 
 
@@ -100,7 +101,7 @@ def export_program(manifest: ResolvedManifest, plan: ExportPlan, module: Any) ->
     """torch.export.export with one Dim per symbol; errors become `ExportError`."""
     import torch
 
-    args = example_args(manifest, plan)
+    args = example_args(manifest.inputs, plan)
     try:
         with torch.no_grad():
             return torch.export.export(

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trt_edge_runner.bundle_format import TensorSpec
+
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import ModelSourceError
 
@@ -59,8 +61,9 @@ def _is_file_entry(target: str) -> bool:
 
 
 def _where(manifest: ResolvedManifest) -> str:
+    """`FILE:LINE:COL` of the model's source in the manifest (entrypoint or exported)."""
     key = "entrypoint" if manifest.entrypoint is not None else "exported"
-    return manifest.where("model", key)
+    return manifest.locations.where("model", key)
 
 
 def _hash_tree(root: Path, only: Path | None = None) -> SourceDigest:
@@ -90,11 +93,10 @@ def _hash_tree(root: Path, only: Path | None = None) -> SourceDigest:
 
 def source_digest(manifest: ResolvedManifest) -> SourceDigest:
     """Hash the plain model's source without importing it (cheap; decides cache hits)."""
-    where = _where(manifest)
     if manifest.exported is not None:
         if not manifest.exported.is_file():
             raise ModelSourceError(
-                f"{where}: model.exported: {manifest.exported} does not exist",
+                f"{_where(manifest)}: model.exported: {manifest.exported} does not exist",
                 hint="export the program with torch.export.save(), or fix the path",
             )
         return _hash_tree(manifest.exported.parent, only=manifest.exported)
@@ -103,14 +105,14 @@ def source_digest(manifest: ResolvedManifest) -> SourceDigest:
         target, _fn = _split_entrypoint(manifest.entrypoint)
     except ValueError:
         raise ModelSourceError(
-            f"{where}: model.entrypoint: {manifest.entrypoint!r} is not 'file.py:function' "
-            "or 'package.module:function'"
+            f"{_where(manifest)}: model.entrypoint: {manifest.entrypoint!r} is not "
+            "'file.py:function' or 'package.module:function'"
         ) from None
     if _is_file_entry(target):
-        file = (manifest.manifest_dir / target).resolve()
+        file = (manifest.source_path.parent / target).resolve()
         if not file.is_file():
             raise ModelSourceError(
-                f"{where}: model.entrypoint: file {file} does not exist",
+                f"{_where(manifest)}: model.entrypoint: file {file} does not exist",
                 hint="paths are relative to the manifest's directory",
             )
         # The entry file may import siblings: hash its whole directory's sources.
@@ -125,7 +127,7 @@ def source_digest(manifest: ResolvedManifest) -> SourceDigest:
         reason = ""
     if spec is None or spec.origin is None:
         raise ModelSourceError(
-            f"{where}: model.entrypoint: module {module_name!r} cannot be found{reason}",
+            f"{_where(manifest)}: model.entrypoint: module {module_name!r} cannot be found{reason}",
             hint="install the package into this environment or use 'file.py:function'",
         )
     origin = Path(spec.origin)
@@ -173,7 +175,7 @@ def load_model(manifest: ResolvedManifest) -> LoadedModel:
     assert manifest.entrypoint is not None
     target, fn_name = _split_entrypoint(manifest.entrypoint)
     if _is_file_entry(target):
-        module = _load_file_module((manifest.manifest_dir / target).resolve(), where)
+        module = _load_file_module((manifest.source_path.parent / target).resolve(), where)
     else:
         try:
             module = importlib.import_module(target)
@@ -206,13 +208,13 @@ def load_model(manifest: ResolvedManifest) -> LoadedModel:
             f"{type(model).__name__}, not a torch.nn.Module",
             hint="return the model instance (in eval mode) from the entrypoint function",
         )
-    _check_forward(model, manifest, where)
+    _check_forward(model, manifest.inputs, where)
     return LoadedModel(module=model.eval(), exported=None)
 
 
-def _check_forward(model: Any, manifest: ResolvedManifest, where: str) -> None:
+def _check_forward(model: Any, inputs: tuple[TensorSpec, ...], where: str) -> None:
     """forward()'s positional parameters must take the manifest's inputs, in order."""
-    names = [spec.name for spec in manifest.inputs]
+    names = [spec.name for spec in inputs]
     try:
         params = list(inspect.signature(model.forward).parameters.values())
     except (TypeError, ValueError):

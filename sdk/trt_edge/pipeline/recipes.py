@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from trt_edge_runner.bundle_format import DelegateInfo, LlmSection, TensorSpec
 
+from trt_edge.manifest.locations import SourceLocations
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.errors import BadInputError
 from trt_edge.pipeline.export import check_exported_domain, export_program
@@ -202,13 +203,8 @@ StepFactory = Callable[[ResolvedManifest, str], "RecipeStep | None"]
 STEP_FACTORIES: list[StepFactory] = [quantize_step, tensorrt_precision_step]
 
 
-def model_kind(manifest: ResolvedManifest) -> str:
-    """The kind of model source the manifest names: the key of its recipe."""
-    return "huggingface" if manifest.huggingface is not None else "module"
-
-
 def recipe_class(
-    kind: str, where: str
+    kind: str, locations: SourceLocations
 ) -> Callable[[ResolvedManifest, tuple[RecipeStep, ...]], Recipe]:
     """The recipe registered for `kind` (`module` is built in; the others are entry points
     of the group `trt_edge.recipes`, imported only now)."""
@@ -217,7 +213,7 @@ def recipe_class(
     found = importlib.metadata.entry_points(group=ENTRY_POINTS, name=kind)
     if not found:
         raise BadInputError(
-            f"{where}: no recipe for a {kind} model is installed "
+            f"{locations.where('model', kind)}: no recipe for a {kind} model is installed "
             f"(entry point {ENTRY_POINTS}:{kind})",
             hint="reinstall trt-edge (`pip install -e sdk`, or `make setup` in a checkout)",
         )
@@ -230,5 +226,6 @@ def recipe_for(manifest: ResolvedManifest, backend: str) -> Recipe:
     steps = tuple(
         step for factory in STEP_FACTORIES if (step := factory(manifest, backend)) is not None
     )
-    kind = model_kind(manifest)
-    return recipe_class(kind, manifest.where("model", kind))(manifest, steps)
+    # The kind of model source the manifest names: the key of its recipe.
+    kind = "huggingface" if manifest.huggingface is not None else "module"
+    return recipe_class(kind, manifest.locations)(manifest, steps)

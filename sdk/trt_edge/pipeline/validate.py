@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from trt_edge_runner.bundle_format import DelegateInfo
+from trt_edge_runner.bundle_format import DelegateInfo, Profile, RuntimePolicy, TensorSpec
 from trt_edge_runner.errors import RunnerError
 from trt_edge_runner.runner import Runner
 
 from trt_edge.manifest.resolved import ResolvedManifest
 from trt_edge.pipeline.delegates import signature_check_summary
 from trt_edge.pipeline.errors import ValidationFailedError
-from trt_edge.pipeline.plan import ExportPlan, sample_inputs
+from trt_edge.pipeline.plan import ExportPlan, Sample, sample_inputs
 
 if TYPE_CHECKING:
     from trt_edge_runner.runner import Runner
@@ -98,6 +98,26 @@ def _eager(module: Any, arrays: list[np.ndarray]) -> list[np.ndarray]:
     return [t.detach().numpy() for t in _flatten(result)]
 
 
+@dataclass(frozen=True)
+class StagedRun:
+    """The runner on a staged bundle and what every check reads beside it: the inputs it
+    takes, the tolerance against eager, and how a runner error names the model (the
+    staging directory, `scrub`, replaced by the model's name: the report holds no paths)."""
+
+    runner: Runner
+    inputs: tuple[TensorSpec, ...]
+    name: str
+    scrub: str
+    atol: float = 0.0
+    rtol: float = 0.0
+
+    def error(self, exc: Exception) -> str:
+        return str(exc).replace(self.scrub, self.name)
+
+    def close(self, got: Any, want: np.ndarray) -> dict[str, Any]:
+        return compare_arrays(np.asarray(got), want, self.atol, self.rtol)
+
+
 def validate_bundle(
     staged_dir: Path,
     manifest: ResolvedManifest,
@@ -108,69 +128,17 @@ def validate_bundle(
 ) -> ValidationReport:
     """Run every sample and probe through the runner on `staged_dir`; build the report."""
     failures: list[str] = []
-    runner = open_staged(staged_dir, manifest)
-    scrub = str(staged_dir)
-    parity: list[dict[str, Any]] = []
-    largest: dict[int, dict[str, Any]] = {}
-    for sample in plan.samples:
-        profile = manifest.profiles[sample.profile]
-        arrays = sample_inputs(manifest.inputs, sample.symbols, sample.seed)
-        entry: dict[str, Any] = {
-            "profile": sample.profile,
-            "profile_name": profile.name,
-            "point": sample.point,
-            "symbols": dict(sample.symbols),
-        }
-        try:
-            result = runner.run(sample.profile, arrays)
-        except RunnerError as exc:
-            entry.update(ok=False, error=str(exc).replace(scrub, manifest.name))
-            failures.append(
-                f"profile {sample.profile} ({profile.name}) at {sample.point} "
-                f"{sample.symbols}: the runner failed: {entry['error']}"
-            )
-            parity.append(entry)
-            continue
-        want = _eager(module, arrays)
-        outputs = [
-            {"output": i, **compare_arrays(np.asarray(g), w, manifest.atol, manifest.rtol)}
-            for i, (g, w) in enumerate(zip(result.outputs, want, strict=False))
-        ]
-        ok = len(result.outputs) == len(want) and all(o["ok"] for o in outputs)
-        entry.update(selected_profile=result.profile, outputs=outputs, ok=ok)
-        if result.profile != sample.profile:
-            ok = entry["ok"] = False
-            failures.append(
-                f"profile {sample.profile} at {sample.point}: the runner selected profile "
-                f"{result.profile}"
-            )
-        if not ok:
-            bad = [o for o in outputs if not o["ok"]]
-            failures.append(
-                f"profile {sample.profile} ({profile.name}) at {sample.point} {sample.symbols}: "
-                + (
-                    "; ".join(
-                        f"output {o['output']} max abs error {o['max_abs']} "
-                        f"(atol {manifest.atol}, rtol {manifest.rtol})"
-                        for o in bad
-                    )
-                    or f"{len(result.outputs)} outputs, eager gave {len(want)}"
-                )
-            )
-        parity.append(entry)
-        if sample.point == "max" or sample.profile not in largest:
-            nbytes = int(sum(np.asarray(o).nbytes for o in result.outputs))
-            largest[sample.profile] = {
-                "profile": sample.profile,
-                "profile_name": profile.name,
-                "symbols": dict(sample.symbols),
-                "shapes": [list(np.asarray(o).shape) for o in result.outputs],
-                "bytes": nbytes,
-                "fits": ok,
-            }
-    outside = probe_outside(runner, manifest, plan, failures, scrub)
-    phases = _check_phases(runner, manifest, module, failures, scrub)
-    per_profile = [largest[i] for i in sorted(largest)]
+    run = StagedRun(
+        open_staged(staged_dir, manifest),
+        manifest.inputs,
+        manifest.name,
+        str(staged_dir),
+        manifest.atol,
+        manifest.rtol,
+    )
+    parity, per_profile = _check_samples(run, manifest.profiles, plan, module, failures)
+    outside = probe_outside(run, plan, failures)
+    phases = _check_phases(run, manifest.runtime, manifest.profiles, module, failures)
     biggest = max(per_profile, key=lambda e: e["bytes"])["profile"] if per_profile else None
     sections = {
         "parity": parity,
@@ -178,7 +146,90 @@ def validate_bundle(
         "outside": outside,
         "phases": phases,
     }
-    return validation_report(manifest, backend, runner, delegates, sections, failures)
+    return validation_report(manifest, backend, run.runner, delegates, sections, failures)
+
+
+def _check_samples(
+    run: StagedRun,
+    profiles: tuple[Profile, ...],
+    plan: ExportPlan,
+    module: Any,
+    failures: list[str],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Each sample pinned to its profile against eager; and, per profile, the outputs at its
+    largest sample (its max, else the first it ran), which must come back whole."""
+    parity: list[dict[str, Any]] = []
+    largest: dict[int, dict[str, Any]] = {}
+    for sample in plan.samples:
+        profile = profiles[sample.profile]
+        arrays = sample_inputs(run.inputs, sample.symbols, sample.seed)
+        entry: dict[str, Any] = {
+            "profile": sample.profile,
+            "profile_name": profile.name,
+            "point": sample.point,
+            "symbols": dict(sample.symbols),
+        }
+        parity.append(entry)
+        try:
+            result = run.runner.run(sample.profile, arrays)
+        except RunnerError as exc:
+            entry.update(ok=False, error=run.error(exc))
+            failures.append(
+                f"profile {sample.profile} ({profile.name}) at {sample.point} "
+                f"{sample.symbols}: the runner failed: {entry['error']}"
+            )
+            continue
+        ok = _check_sample(
+            run, sample, profile.name, result, _eager(module, arrays), entry, failures
+        )
+        if sample.point == "max" or sample.profile not in largest:
+            largest[sample.profile] = {
+                "profile": sample.profile,
+                "profile_name": profile.name,
+                "symbols": dict(sample.symbols),
+                "shapes": [list(np.asarray(o).shape) for o in result.outputs],
+                "bytes": int(sum(np.asarray(o).nbytes for o in result.outputs)),
+                "fits": ok,
+            }
+    return parity, [largest[i] for i in sorted(largest)]
+
+
+def _check_sample(
+    run: StagedRun,
+    sample: Sample,
+    profile_name: str,
+    result: Any,
+    want: list[np.ndarray],
+    entry: dict[str, Any],
+    failures: list[str],
+) -> bool:
+    """One sample's outputs against eager's `want`, into `entry`; whether it passed."""
+    outputs = [
+        {"output": i, **run.close(g, w)}
+        for i, (g, w) in enumerate(zip(result.outputs, want, strict=False))
+    ]
+    ok = len(result.outputs) == len(want) and all(o["ok"] for o in outputs)
+    entry.update(selected_profile=result.profile, outputs=outputs, ok=ok)
+    if result.profile != sample.profile:
+        ok = entry["ok"] = False
+        failures.append(
+            f"profile {sample.profile} at {sample.point}: the runner selected profile "
+            f"{result.profile}"
+        )
+    if not ok:
+        bad = [o for o in outputs if not o["ok"]]
+        failures.append(
+            f"profile {sample.profile} ({profile_name}) at {sample.point} {sample.symbols}: "
+            + (
+                "; ".join(
+                    f"output {o['output']} max abs error {o['max_abs']} "
+                    f"(atol {run.atol}, rtol {run.rtol})"
+                    for o in bad
+                )
+                or f"{len(result.outputs)} outputs, eager gave {len(want)}"
+            )
+        )
+    return ok
 
 
 def open_staged(staged_dir: Path, manifest: ResolvedManifest) -> Runner:
@@ -217,13 +268,11 @@ def validation_report(
     return ValidationReport(doc)
 
 
-def probe_outside(
-    runner: Any, manifest: ResolvedManifest, plan: ExportPlan, failures: list[str], scrub: str
-) -> list[dict[str, Any]]:
+def probe_outside(run: StagedRun, plan: ExportPlan, failures: list[str]) -> list[dict[str, Any]]:
     """One step past each profile's bounds: the runner must refuse every probe."""
     outside: list[dict[str, Any]] = []
     for probe in plan.outside:
-        arrays = sample_inputs(manifest.inputs, probe.symbols, seed=7)
+        arrays = sample_inputs(run.inputs, probe.symbols, seed=7)
         entry = {
             "profile": probe.profile,
             "symbol": probe.symbol,
@@ -231,13 +280,9 @@ def probe_outside(
             "bound": probe.bound,
         }
         try:
-            runner.run(probe.profile, arrays)
+            run.runner.run(probe.profile, arrays)
         except RunnerError as exc:
-            entry.update(
-                rejected=True,
-                error_type=type(exc).__name__,
-                error=str(exc).replace(scrub, manifest.name),
-            )
+            entry.update(rejected=True, error_type=type(exc).__name__, error=run.error(exc))
         else:
             entry.update(rejected=False)
             failures.append(
@@ -248,13 +293,17 @@ def probe_outside(
     return outside
 
 
-def _accepts(manifest: ResolvedManifest, index: int, symbols: dict[str, int]) -> bool:
-    dims = manifest.profiles[index].dims
+def _accepts(profile: Profile, symbols: dict[str, int]) -> bool:
+    dims = profile.dims
     return all(dims[s].min <= v <= dims[s].max for s, v in symbols.items() if s in dims)
 
 
 def _check_phases(
-    runner: Any, manifest: ResolvedManifest, module: Any, failures: list[str], scrub: str
+    run: StagedRun,
+    runtime: RuntimePolicy,
+    profiles: tuple[Profile, ...],
+    module: Any,
+    failures: list[str],
 ) -> list[dict[str, Any]]:
     """Run every phase of the runtime policy the way an application would: by name.
 
@@ -264,26 +313,23 @@ def _check_phases(
     what the manifest said, through the runner's own phase guard.
     """
     entries: list[dict[str, Any]] = []
-    for phase, target in manifest.runtime.phases.items():
-        indices = range(len(manifest.profiles)) if target == "auto" else [int(target)]
+    for phase, target in runtime.phases.items():
+        indices = range(len(profiles)) if target == "auto" else [int(target)]
         for index in indices:
-            symbols = manifest.profiles[index].opt_symbols()
-            arrays = sample_inputs(manifest.inputs, symbols, seed=500 + index)
+            symbols = profiles[index].opt_symbols()
+            arrays = sample_inputs(run.inputs, symbols, seed=500 + index)
             entry: dict[str, Any] = {"phase": phase, "target": target, "symbols": symbols}
             try:
-                result = runner.run(phase, arrays)
+                result = run.runner.run(phase, arrays)
             except RunnerError as exc:
-                entry.update(ok=False, error=str(exc).replace(scrub, manifest.name))
+                entry.update(ok=False, error=run.error(exc))
                 failures.append(f"phase {phase!r} at {symbols}: {entry['error']}")
                 entries.append(entry)
                 continue
             want = _eager(module, arrays)
-            parity = all(
-                compare_arrays(np.asarray(g), w, manifest.atol, manifest.rtol)["ok"]
-                for g, w in zip(result.outputs, want, strict=False)
-            )
+            parity = all(run.close(g, w)["ok"] for g, w in zip(result.outputs, want, strict=False))
             landed = (
-                _accepts(manifest, result.profile, symbols)
+                _accepts(profiles[result.profile], symbols)
                 if target == "auto"
                 else result.profile == index
             )
