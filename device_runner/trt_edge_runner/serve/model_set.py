@@ -134,6 +134,41 @@ def check_fits(models: Sequence[Configured], budget: MemoryBudget) -> None:
             )
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """A loaded model as the unloading policy sees it."""
+
+    name: str
+    needs_bytes: int
+    busy: bool  # requests in flight: never unloaded
+
+
+@dataclass(frozen=True)
+class Room:
+    """What to unload (least recently used first) so a model fits, or that it cannot."""
+
+    unload: tuple[str, ...]
+    fits: bool
+    free_bytes: int  # in the budget once `unload` is done
+
+
+def room_for(needs_bytes: int, loaded: Sequence[Loaded], budget_bytes: int) -> Room:
+    """The least recently used idle models (`loaded` is least recently used first) whose
+    unloading makes `needs_bytes` fit in `budget_bytes`; `fits` False when unloading every
+    idle one would not be enough (then nothing is unloaded)."""
+    free = budget_bytes - sum(model.needs_bytes for model in loaded)
+    unload: list[str] = []
+    for model in loaded:
+        if free >= needs_bytes:
+            break
+        if not model.busy:
+            unload.append(model.name)
+            free += model.needs_bytes
+    if free < needs_bytes:
+        return Room((), False, free)
+    return Room(tuple(unload), True, free)
+
+
 # The models the current HTTP request looked up (set by `ModelLeases` for each request).
 _HELD: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("held", default=None)
 
@@ -270,33 +305,32 @@ class ModelSet:
             return model
 
     async def _make_room(self, wanted: Configured) -> None:
-        """Unload idle models, least recently used first, until `wanted` fits the budget;
-        503 naming the busy ones when it cannot."""
+        """Unload what `room_for` picks so `wanted` fits the budget; 503 naming the busy
+        models when it cannot."""
         needs = {model.name: model.needs_bytes for model in self.models}
-        used = sum(needs[name] for name in self.resident)
-        while used + wanted.needs_bytes > self.budget.total_bytes:
-            idle = [name for name in self.resident if not self._busy(name)]
-            if not idle:
-                raise ApiError(
-                    503,
-                    f"model {wanted.name!r} needs {mib(wanted.needs_bytes)}; the budget of "
-                    f"{mib(self.budget.total_bytes)} has {mib(self.budget.total_bytes - used)} "
-                    f"free and the models holding the rest have requests in flight "
-                    f"({', '.join(self.resident)}); retry shortly",
-                    field="model",
-                    outcome="rejected",
-                    kind="server_busy",
-                    headers={"Retry-After": "1"},
-                )
-            victim = idle[0]
+        loaded = [Loaded(name, needs[name], self._busy(name)) for name in self.resident]
+        room = room_for(wanted.needs_bytes, loaded, self.budget.total_bytes)
+        if not room.fits:
+            raise ApiError(
+                503,
+                f"model {wanted.name!r} needs {mib(wanted.needs_bytes)}; the budget of "
+                f"{mib(self.budget.total_bytes)} has {mib(room.free_bytes)} free once every "
+                f"idle model is unloaded, and the models holding the rest have requests in "
+                f"flight ({', '.join(m.name for m in loaded if m.busy)}); retry shortly",
+                field="model",
+                outcome="rejected",
+                kind="server_busy",
+                headers={"Retry-After": "1"},
+            )
+        # Out of `resident` before any await: no request can take them from here on.
+        victims = [self.resident.pop(name) for name in room.unload]
+        for model in victims:
             LOG.info(
                 "unloading %s (%s) to make room for %s (%s) in the budget of %s",
-                victim, mib(needs[victim]), wanted.name, mib(wanted.needs_bytes),
+                model.name, mib(needs[model.name]), wanted.name, mib(wanted.needs_bytes),
                 mib(self.budget.total_bytes),
             )  # fmt: skip
-            model = self.resident.pop(victim)
-            used -= needs[victim]
-            self.metrics.unloads.labels(model=victim).inc()
+            self.metrics.unloads.labels(model=model.name).inc()
             self.metrics.gone(model.name, model.version, "")
             await model.close()
 
