@@ -42,13 +42,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_swap_arguments(parser: argparse.ArgumentParser) -> None:
-    """How a hot swap judges whether the next bundle fits beside the served one."""
+    """How a hot swap judges whether the next bundle fits beside the served one (and what the
+    default memory budget of several bundles keeps free)."""
     parser.add_argument(
         "--memory-headroom-mib",
         type=at_least(0, "--memory-headroom-mib"),
         default=DEFAULT_HEADROOM_MIB,
-        help="memory kept free when loading the next bundle beside the served one; when both "
-        f"do not fit, the swap is in place (503 while it loads) (default {DEFAULT_HEADROOM_MIB})",
+        help="memory kept free when loading the next bundle beside the served one (when both "
+        "do not fit, the swap is in place: 503 while it loads), and off the default "
+        f"--memory-budget-mib (default {DEFAULT_HEADROOM_MIB})",
     )
     parser.add_argument(
         "--meminfo",
