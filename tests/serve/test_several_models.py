@@ -4,12 +4,15 @@ answers as it does served alone; under a memory budget that holds one model at a
 asking for the other unloads the least recently used and the first is loaded again on
 demand (seen in `/v1/models` and `/metrics`); concurrent requests for an unloaded model
 share one load; a wrong or missing `model` is a 404 or 400 naming the field; a bundle that
-does not load is a 503 naming it; a budget smaller than a model and two bundles of one name
+does not load is a 503 naming it, and so is one that would need a busy model unloaded; a
+budget smaller than a model and two bundles of one name
 refuse to start."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -20,7 +23,8 @@ import httpx
 import openai
 import pytest
 
-from tests.serve.conftest import Served, bundle_doc, metric
+from tests.helpers.waits import wait_until
+from tests.serve.conftest import Served, bundle_doc, metric, unread_input
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm-gemma3")]
 
@@ -106,6 +110,34 @@ def test_lru_model_unloaded_under_a_small_budget_and_loaded_again_on_demand(
                   outcome="ok") == 1  # fmt: skip
     assert metric(text, "trt_edge_tokens_total", model=gemma, direction="out") == 4 * MAX_TOKENS
     assert len(several.engines()) == 1
+
+
+def test_a_model_in_flight_is_not_unloaded_the_other_gets_a_503_naming_it(
+    several: Served, bundles: tuple[Path, Path], alone: dict[str, tuple[str, int]]
+) -> None:
+    client = client_of(several)
+    gemma, qwen = (name_of(b) for b in bundles)
+    greedy(client, gemma)  # gemma loaded (whatever ran before), qwen not
+    engine = several.engine()
+    body = {"model": gemma, "prompt": PROMPT, "max_tokens": MAX_TOKENS, "temperature": 0}
+    os.kill(engine, signal.SIGSTOP)  # holds gemma's request in its engine: in flight
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(
+                httpx.post, f"{several.url}/v1/completions", json=body, timeout=60
+            )
+            wait_until(lambda: unread_input(engine), "gemma's request written to its engine")
+            with pytest.raises(openai.APIStatusError) as refused:
+                greedy(client, qwen)
+            os.kill(engine, signal.SIGCONT)
+            assert pending.result().status_code == 200
+    finally:
+        os.kill(engine, signal.SIGCONT)
+    assert refused.value.status_code == 503
+    assert refused.value.response.headers["retry-after"] == "1"
+    assert gemma in refused.value.message and "in flight" in refused.value.message
+    assert loaded(client) == {gemma: True, qwen: False}
+    assert greedy(client, qwen) == alone[qwen]  # gemma idle again: unloaded for qwen
 
 
 def test_kserve_addresses_each_model_by_name_without_loading_it(

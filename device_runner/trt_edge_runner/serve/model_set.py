@@ -273,13 +273,15 @@ class ModelSet:
         if task is None:
             task = asyncio.ensure_future(self._load(wanted))
             self._loading[wanted.name] = task
-            task.add_done_callback(lambda _: self._loading.pop(wanted.name, None))
+            task.add_done_callback(lambda done: self._load_ended(wanted.name, done))
         timeout_s = self.options.timeout_s
         try:
             # shield: a client that goes away does not cancel the load others wait for.
             return await asyncio.wait_for(asyncio.shield(task), timeout_s)
         except asyncio.TimeoutError:
             raise deadline_error(timeout_s, f"waiting for {wanted.name} to load") from None
+        except ApiError:  # no room: already the answer
+            raise
         except (EngineError, TrtEdgeError, OSError) as exc:
             raise ApiError(
                 503,
@@ -289,6 +291,13 @@ class ModelSet:
                 kind="model_unavailable",
                 headers={"Retry-After": "1"},
             ) from None
+
+    def _load_ended(self, name: str, task: asyncio.Task[LoadedModel]) -> None:
+        """Forget a finished load; its failure was each waiter's 503 (read here too, so a
+        load whose waiters all went away logs no 'exception never retrieved')."""
+        self._loading.pop(name, None)
+        if not task.cancelled():
+            task.exception()
 
     async def _load(self, wanted: Configured) -> LoadedModel:
         """Make room, then load `wanted`: one load at a time, so the room judged is real."""
@@ -307,6 +316,8 @@ class ModelSet:
     async def _make_room(self, wanted: Configured) -> None:
         """Unload what `room_for` picks so `wanted` fits the budget; 503 naming the busy
         models when it cannot."""
+        if not self.resident:  # alone it loads: a model over the whole budget was refused at start
+            return
         needs = {model.name: model.needs_bytes for model in self.models}
         loaded = [Loaded(name, needs[name], self._busy(name)) for name in self.resident]
         room = room_for(wanted.needs_bytes, loaded, self.budget.total_bytes)
