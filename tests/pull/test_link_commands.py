@@ -195,9 +195,9 @@ def test_a_link_that_dies_is_marked_offline_by_its_will(broker: Broker, links: S
 def metrics_url() -> Iterator[str]:
     """A loopback /metrics serving what the device service's own `Metrics` renders."""
     served = Metrics()
-    served.request("generate", "ok")
-    served.ttft.observe(0.02)
-    served.serving("tiny", "2.0.0", "B")
+    served.request("tiny", "generate", "ok")
+    served.model("tiny").ttft.observe(0.02)
+    served.loaded("tiny", "2.0.0", "B")
     body = served.render()
 
     class Handler(BaseHTTPRequestHandler):

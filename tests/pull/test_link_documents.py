@@ -62,11 +62,11 @@ def test_a_bad_desired_document_is_refused_naming_the_field(
 def test_the_state_carries_what_the_gate_reads_and_the_gate_reads_it_alike() -> None:
     assert set(GATE_FAMILIES) == set(GATE_NAMES)
     served = Metrics()  # the service's own metrics, rendered as its /metrics renders them
-    served.request("generate", "ok")
-    served.request("generate", "engine_error")
-    served.ttft.observe(0.02)
-    served.restarts.inc()
-    served.serving("tiny", "2.0.0", "B")
+    served.request("tiny", "generate", "ok")
+    served.request("tiny", "generate", "engine_error")
+    served.model("tiny").ttft.observe(0.02)
+    served.model("tiny").restarts.inc()
+    served.loaded("tiny", "2.0.0", "B")
     full = served.render().decode()
     cut = gate_lines(full)
     assert "trt_edge_queue_depth" not in cut and "trt_edge_queue_depth" in full

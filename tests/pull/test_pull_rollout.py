@@ -116,7 +116,7 @@ class _Service:
 
     def __init__(self, outcome: str) -> None:
         self.metrics = Metrics()
-        self.metrics.serving("tiny", "2.0.0", "B")
+        self.metrics.loaded("tiny", "2.0.0", "B")
         metrics = self.metrics
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -145,8 +145,8 @@ class _Service:
 
     def traffic(self, outcome: str) -> None:
         while not self.stop.wait(0.05):
-            self.metrics.request("generate", outcome)
-            self.metrics.ttft.observe(0.01)
+            self.metrics.request("tiny", "generate", outcome)
+            self.metrics.model("tiny").ttft.observe(0.01)
 
     def close(self) -> None:
         self.stop.set()

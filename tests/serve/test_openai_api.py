@@ -239,7 +239,7 @@ def test_a_client_that_goes_away_is_counted_cancelled(served: Served, bundle: Pa
     ):
         assert response.status_code == 200
         next(response.iter_lines())  # the first token arrived; now hang up
-    labels = {"endpoint": "/v1/completions"}
+    labels = {"endpoint": "/v1/completions", "model": body["model"]}
 
     def ended(after: str, outcomes: tuple[str, ...] = OUTCOMES) -> float:
         return sum(
@@ -258,7 +258,7 @@ def test_a_client_that_goes_away_is_counted_cancelled(served: Served, bundle: Pa
     # never an error; and the service goes on serving.
     assert done == 1
     for outcome in ("engine_error", "deadline"):
-        labels = {"endpoint": "/v1/completions", "outcome": outcome}
+        labels = {"endpoint": "/v1/completions", "outcome": outcome, "model": body["model"]}
         assert metric(after, "trt_edge_requests_total", **labels) == metric(
             before, "trt_edge_requests_total", **labels
         )
@@ -288,7 +288,11 @@ def test_metrics_carry_the_names_the_fleet_gate_reads(served: Served, bundle: Pa
         "trt_edge_bundle_info",
     ):
         assert name in text, name
-    assert metric(text, "trt_edge_execute_seconds_count", phase="prefill", profile="1") > 0
-    assert metric(text, "trt_edge_execute_seconds_count", phase="decode", profile="0") > 0
-    assert metric(text, "trt_edge_tokens_total", direction="out") > 0
-    assert metric(text, "trt_edge_profile_switches_total") > 0
+    model = body["model"]  # every series of a model's work carries its name
+    assert metric(text, "trt_edge_execute_seconds_count", model=model, phase="prefill",
+                  profile="1") > 0  # fmt: skip
+    assert metric(text, "trt_edge_execute_seconds_count", model=model, phase="decode",
+                  profile="0") > 0  # fmt: skip
+    assert metric(text, "trt_edge_tokens_total", model=model, direction="out") > 0
+    assert metric(text, "trt_edge_profile_switches_total", model=model) > 0
+    assert metric(text, "trt_edge_model_resident", model=model) == 1

@@ -55,11 +55,13 @@ def test_a_killed_engine_fails_the_request_in_flight_and_is_restarted(
     again = httpx.post(f"{served.url}/v1/completions", json=body(bundle), timeout=60)
     assert again.status_code == 200, again.text
     text = httpx.get(f"{served.url}/metrics").text
-    assert metric(text, "trt_edge_runner_restarts_total") == 1
+    model = bundle_doc(bundle)["model"]["name"]
+    assert metric(text, "trt_edge_runner_restarts_total", model=model) == 1
     assert (
-        metric(text, "trt_edge_requests_total", endpoint="/v1/completions", outcome="engine_error")
+        metric(text, "trt_edge_requests_total", model=model, endpoint="/v1/completions",
+               outcome="engine_error")
         == 1
-    )
+    )  # fmt: skip
 
 
 def test_a_request_past_its_deadline_is_a_504_and_the_engine_serves_on(
@@ -113,4 +115,4 @@ def test_a_bounded_load_gets_answers_or_deliberate_503s_and_leaks_nothing(
     )
     assert len(served.engines()) == 1
     text = httpx.get(f"{served.url}/metrics").text
-    assert metric(text, "trt_edge_queue_depth") == 0
+    assert metric(text, "trt_edge_queue_depth", model=bundle_doc(bundle)["model"]["name"]) == 0

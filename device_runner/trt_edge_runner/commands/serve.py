@@ -1,9 +1,11 @@
-"""`trt-edge-device serve [--bundle DIR] [--host H] [--port P] [--runner PATH]`: the service.
+"""`trt-edge-device serve [--bundle DIR ...] [--host H] [--port P] [--runner PATH]`: the service.
 
 One long-lived C++ engine (`trt-edge-run serve`) per loaded bundle behind an
 OpenAI-compatible API (causal LMs), the Open Inference Protocol (KServe v2, every bundle)
-and Prometheus `/metrics`. Without `--bundle` it serves the agent's active slot and follows
-installs and rollbacks (hot swap). Loopback by default; any other address needs an API key.
+and Prometheus `/metrics`. `--bundle` (repeatable) serves those bundles, each by its model
+name, loaded on demand within `--memory-budget-mib`. Without `--bundle` it serves the
+agent's active slot and follows installs and rollbacks (hot swap). Loopback by default;
+any other address needs an API key.
 Needs the `serve` extra (`pip install 'trt-edge-runner[serve]'`).
 """
 
@@ -27,10 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bundle",
         type=Path,
-        default=None,
+        action="append",
+        default=[],
         metavar="DIR",
-        help="serve this bundle directory (default: the agent's active slot, followed across "
-        "installs and rollbacks)",
+        help="serve this bundle directory; repeat it to serve several models, each by its "
+        "model name, the first loaded at start and the others on their first request "
+        "(default: the agent's active slot, followed across installs and rollbacks)",
     )
     add_serve_arguments(parser)
     add_swap_arguments(parser)
@@ -38,13 +42,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_swap_arguments(parser: argparse.ArgumentParser) -> None:
-    """How a hot swap judges whether the next bundle fits beside the served one."""
+    """How a hot swap judges whether the next bundle fits beside the served one (and what the
+    default memory budget of several bundles keeps free)."""
     parser.add_argument(
         "--memory-headroom-mib",
         type=at_least(0, "--memory-headroom-mib"),
         default=DEFAULT_HEADROOM_MIB,
-        help="memory kept free when loading the next bundle beside the served one; when both "
-        f"do not fit, the swap is in place (503 while it loads) (default {DEFAULT_HEADROOM_MIB})",
+        help="memory kept free when loading the next bundle beside the served one (when both "
+        "do not fit, the swap is in place: 503 while it loads), and off the default "
+        f"--memory-budget-mib (default {DEFAULT_HEADROOM_MIB})",
     )
     parser.add_argument(
         "--meminfo",
@@ -95,6 +101,15 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="deadline of a request, waiting included (default 300)",
     )
     parser.add_argument(
+        "--memory-budget-mib",
+        type=at_least(1, "--memory-budget-mib"),
+        default=None,
+        metavar="N",
+        help="memory the loaded models may need together (each bundle's memory record); "
+        "before loading one that would exceed it, the least recently used idle models are "
+        "unloaded (default: the memory available at start less the headroom)",
+    )
+    parser.add_argument(
         "--no-verify", action="store_true", help="skip the engine's sha256 check of bundle files"
     )
     parser.add_argument(
@@ -111,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     return serve_from_arguments(args, args.bundle, args.root)
 
 
-def serve_from_arguments(args: argparse.Namespace, bundle: Path | None, root: Path) -> int:
+def serve_from_arguments(args: argparse.Namespace, bundles: list[Path], root: Path) -> int:
     """Serve until stopped (both CLIs end here), or say which extra is missing."""
     try:
         from trt_edge_runner.serve.launch import launch  # starlette, uvicorn: only now
@@ -120,11 +135,11 @@ def serve_from_arguments(args: argparse.Namespace, bundle: Path | None, root: Pa
             f"the service needs the serve extra ({exc.name} is not installed)",
             hint="pip install 'trt-edge-runner[serve]'",
         ) from None
-    return launch(args, bundle, root)
+    return launch(args, bundles, root)
 
 
 COMMAND = Command(
-    "serve a bundle: OpenAI-compatible API, KServe v2 and /metrics over one engine",
+    "serve bundles: OpenAI-compatible API, KServe v2 and /metrics, one engine per loaded model",
     add_arguments=add_arguments,
     run=run,
 )

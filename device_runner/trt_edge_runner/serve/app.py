@@ -25,6 +25,7 @@ from trt_edge_runner.serve import kserve_routes, openai_routes
 from trt_edge_runner.serve.api_errors import ApiError
 from trt_edge_runner.serve.exposure import BearerKey
 from trt_edge_runner.serve.metrics import CONTENT_TYPE_LATEST
+from trt_edge_runner.serve.model_set import ModelLeases
 from trt_edge_runner.serve.service import Service
 
 LOG = logging.getLogger("trt_edge_runner.serve")
@@ -75,10 +76,11 @@ def build_app(service: Service, startup: Startup, api_key: str | None = None) ->
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-            if service.current is not None:
-                await service.current.close()
+            await service.close()
 
     middleware = [Middleware(BearerKey, api_key=api_key)] if api_key else []
+    # Innermost: a request holds the models it looked up until its response is sent.
+    middleware.append(Middleware(ModelLeases, release=service.release))
     app = Starlette(
         routes=[*openai_routes.ROUTES, *kserve_routes.ROUTES, Route("/metrics", metrics)],
         middleware=middleware,

@@ -71,7 +71,7 @@ async def swap_to(service: Service, target: ActiveSlot) -> bool:
         return await _swap_in_place(service, old, target)
     LOG.info("slot %s: loading beside the served model: %s", target.slot, room.reason)
     try:
-        model = await LoadedModel.load(target.bundle, target.slot, options, service.metrics)
+        model = await service.load(target.bundle, target.slot)
     except (EngineError, TrtEdgeError, OSError) as exc:
         return _not_loaded(service, target, exc)
     service.serve(model)
@@ -88,13 +88,11 @@ async def _swap_in_place(service: Service, old: LoadedModel, target: ActiveSlot)
     await old.scheduler.drain()
     await old.close()
     try:
-        model = await LoadedModel.load(target.bundle, target.slot, service.options,
-                                       service.metrics)  # fmt: skip
+        model = await service.load(target.bundle, target.slot)
     except (EngineError, TrtEdgeError, OSError) as exc:
         _not_loaded(service, target, exc)
         try:
-            again = await LoadedModel.load(old.bundle, old.slot, service.options,
-                                           service.metrics)  # fmt: skip
+            again = await service.load(old.bundle, old.slot)
         except (EngineError, TrtEdgeError, OSError) as exc2:
             service.load_error = f"slot {target.slot} did not load and {old.slot} neither: {exc2}"
             LOG.error("%s", service.load_error)

@@ -24,7 +24,7 @@ from trt_edge_runner import __version__
 from trt_edge_runner.serve.api_errors import OK, ApiError, bad_field
 from trt_edge_runner.serve.engine_events import InferDone
 from trt_edge_runner.serve.loaded_model import LoadedModel
-from trt_edge_runner.serve.service import Service
+from trt_edge_runner.serve.service import Listed, Service
 from trt_edge_runner.serve.tensor_bytes import (
     DTYPE_BY_KSERVE,
     KSERVE_BY_DTYPE,
@@ -54,25 +54,29 @@ async def live(request: Request) -> Response:
 
 async def ready(request: Request) -> Response:
     service: Service = request.app.state.service
-    model = service.current
-    is_ready = model is not None and model.ready
+    is_ready = service.ready
     return JSONResponse({"ready": is_ready}, 200 if is_ready else 503)
 
 
-def _model(request: Request) -> LoadedModel:
+def _listed(request: Request) -> Listed:
+    """The served model the path names, loaded or not (404 for a name or version not served)."""
     service: Service = request.app.state.service
-    model = service.model()
-    name = request.path_params["name"]
-    if name != model.name:
-        raise ApiError(
-            404, f"model {name!r} is not served here (this service serves {model.name!r})"
-        )
+    listed = service.find(request.path_params["name"])
     version = request.path_params.get("version")
-    if version is not None and version != model.version:
+    if version is not None and version != listed.manifest.version:
         raise ApiError(
-            404, f"{name} version {version!r} is not served here (serving {model.version})"
+            404,
+            f"{listed.name} version {version!r} is not served here "
+            f"(serving {listed.manifest.version})",
         )
-    return model
+    return listed
+
+
+async def _model(request: Request) -> LoadedModel:
+    """The model the path names, loaded first when it is not."""
+    service: Service = request.app.state.service
+    _listed(request)
+    return await service.model(request.path_params["name"])
 
 
 def _tensor_meta(spec: Any) -> dict[str, Any]:
@@ -85,32 +89,35 @@ def _tensor_meta(spec: Any) -> dict[str, Any]:
 
 async def model_metadata(request: Request) -> Response:
     try:
-        model = _model(request)
+        listed = _listed(request)
     except ApiError as error:
         return kserve_error(error)
-    manifest = model.manifest
+    manifest = listed.manifest
     return JSONResponse(
         {
-            "name": model.name,
-            "versions": [model.version],
+            "name": listed.name,
+            "versions": [manifest.version],
             "platform": f"trt-edge/{manifest.backend}",
             "inputs": [_tensor_meta(s) for s in manifest.inputs],
             "outputs": [_tensor_meta(s) for s in manifest.outputs],
             "parameters": {
                 "phases": dict(manifest.runtime.phases),
                 "profiles": [p.name for p in manifest.profiles],
-                "slot": model.slot,
+                "slot": listed.slot,
+                "loaded": listed.loaded is not None,
             },
         }
     )
 
 
 async def model_ready(request: Request) -> Response:
+    """Ready: loaded and its engine serving (a model not loaded yet loads on its first infer)."""
     try:
-        model = _model(request)
+        listed = _listed(request)
     except ApiError as error:
         return kserve_error(error)
-    return JSONResponse({"name": model.name, "ready": model.ready}, 200 if model.ready else 503)
+    is_ready = listed.loaded is not None and listed.loaded.ready
+    return JSONResponse({"name": listed.name, "ready": is_ready}, 200 if is_ready else 503)
 
 
 def _split_body(request: Request, raw: bytes) -> tuple[dict[str, Any], bytes]:
@@ -289,7 +296,7 @@ async def infer(request: Request) -> Response:
     started = time.monotonic()
     try:
         raw = await request.body()  # before choosing the model: a swap may happen meanwhile
-        model = _model(request)
+        model = await _model(request)
         doc, tail = _split_body(request, raw)
         execution = _execution_request(doc.get("parameters"), model)
         inputs = _inputs(doc, tail, model)

@@ -31,7 +31,7 @@ from trt_edge_runner.serve.engine_client import (
 )
 from trt_edge_runner.serve.engine_events import Done, GenerateDone, InferDone, Step, Token
 from trt_edge_runner.serve.engine_threads import single_thread, usable_cores
-from trt_edge_runner.serve.metrics import Metrics
+from trt_edge_runner.serve.metrics import ModelMetrics
 from trt_edge_runner.serve.scheduler import Scheduler, deadline_error
 from trt_edge_runner.serve.structured_output import GrammarTokenizer
 from trt_edge_runner.serve.supervisor import Supervisor
@@ -58,7 +58,7 @@ class LoadedModel:
     text: BundleText | None  # None: not a causal LM, or no tokenizer (token ids only)
     supervisor: Supervisor
     scheduler: Scheduler
-    metrics: Metrics
+    metrics: ModelMetrics
     _last_profile: int | None = field(default=None, init=False)
     _grammar_tokenizer: GrammarTokenizer | None = field(default=None, init=False)
 
@@ -90,7 +90,7 @@ class LoadedModel:
 
     @classmethod
     async def load(
-        cls, bundle: Path, slot: str | None, options: ServeOptions, metrics: Metrics
+        cls, bundle: Path, slot: str | None, options: ServeOptions, metrics: ModelMetrics
     ) -> LoadedModel:
         """Read the bundle, start its engine and smoke-run it; an error says why not."""
         manifest = BundleManifest.from_json(

@@ -145,16 +145,15 @@ class Generation:
 
 
 async def list_models(request: Request) -> Response:
+    """Every model served; `loaded` (not OpenAI's) says whether its engine is in memory."""
     service: Service = request.app.state.service
-    model = service.model()
-    entry = {
-        "id": model.name,
-        "object": "model",
-        "created": int(service.started),
-        "owned_by": "trt-edge",
-    }
+    data = [
+        {"id": listed.name, "object": "model", "created": int(service.started),
+         "owned_by": "trt-edge", "loaded": listed.loaded is not None}
+        for listed in service.listed()
+    ]  # fmt: skip
     service.finish("/v1/models", OK)
-    return JSONResponse({"object": "list", "data": [entry]})
+    return JSONResponse({"object": "list", "data": data})
 
 
 async def _generation(request: Request, endpoint: str, chat: bool) -> Generation:
@@ -163,7 +162,7 @@ async def _generation(request: Request, endpoint: str, chat: bool) -> Generation
     name = body.get("model")
     if name is not None and not isinstance(name, str):
         raise bad_field("model", f"expected a string, got {name!r}")
-    model = service.model(name or None)
+    model = await service.model(name or None)
     llm = model.manifest.llm
     if llm is None:
         raise ApiError(

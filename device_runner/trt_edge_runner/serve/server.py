@@ -1,6 +1,7 @@
-"""Run the service: pick the bundle, build the app, serve it with uvicorn until stopped.
+"""Run the service: pick the bundles, build the app, serve it with uvicorn until stopped.
 
-`--bundle DIR` serves that directory; without it the agent's active slot under `--root` is
+`--bundle DIR` (repeatable) serves those directories, the first loaded at start and the
+others on demand (`serve.model_set`); without it the agent's active slot under `--root` is
 served and followed (hot swap). A first load that fails ends the service with the reason
 (a supervisor such as systemd restarts it; the agent's health check sees it fail); once
 a model serves, nothing a request does ends it.
@@ -13,11 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trt_edge_runner.errors import TrtEdgeError
+from trt_edge_runner.memory_budget import mib
 from trt_edge_runner.serve.app import build_app
 from trt_edge_runner.serve.engine_client import EngineError
 from trt_edge_runner.serve.exposure import Exposure
 from trt_edge_runner.serve.hot_swap import SlotWatcher, active_slot
-from trt_edge_runner.serve.loaded_model import LoadedModel, ServeOptions
+from trt_edge_runner.serve.loaded_model import ServeOptions
+from trt_edge_runner.serve.model_set import Configured, MemoryBudget, ModelSet
 from trt_edge_runner.serve.service import Service
 
 LOG = logging.getLogger("trt_edge_runner.serve")
@@ -29,9 +32,11 @@ class ServeFailed(TrtEdgeError):
 
 @dataclass(frozen=True)
 class Source:
-    """What to serve: a bundle directory, or the active slot of the agent at `root`."""
+    """What to serve: bundles (`models`, within `budget`), or when there are none the active
+    slot of the agent at `root`."""
 
-    bundle: Path | None
+    models: tuple[Configured, ...]
+    budget: MemoryBudget | None
     root: Path
 
 
@@ -40,6 +45,9 @@ def serve(source: Source, options: ServeOptions, exposure: Exposure) -> None:
     import uvicorn
 
     service = Service(options)
+    if source.models:  # known (listed, looked up) before the first one is loaded
+        assert source.budget is not None
+        service.models = ModelSet(list(source.models), source.budget, options, service.metrics)
     failure: list[str] = []
     server: uvicorn.Server
 
@@ -71,16 +79,19 @@ def serve(source: Source, options: ServeOptions, exposure: Exposure) -> None:
 
 
 async def _load_first(service: Service, source: Source) -> None:
-    if source.bundle is not None:
-        service.serve(await LoadedModel.load(source.bundle, None, service.options, service.metrics))
+    if service.models is not None:
+        LOG.info(
+            "serving %s within a memory budget of %s (%s)", service.models.names,
+            mib(service.models.budget.total_bytes), service.models.budget.source,
+        )  # fmt: skip
+        await service.models.start()
         return
     target = active_slot(source.root)
     if target is None:
         service.load_error = f"nothing is installed under {source.root}"
         LOG.warning("%s; waiting for trt-edge-device install", service.load_error)
     else:
-        model = await LoadedModel.load(target.bundle, target.slot, service.options, service.metrics)
-        service.serve(model)
+        service.serve(await service.load(target.bundle, target.slot))
     await SlotWatcher(service, source.root, target).run()
 
 

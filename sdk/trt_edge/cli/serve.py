@@ -1,7 +1,9 @@
-"""`trt-edge serve BUNDLE [--host H] [--port P] [--runner PATH]`: serve as a device would.
+"""`trt-edge serve BUNDLE [BUNDLE ...] [--host H] [--port P] [--runner PATH]`: serve as a
+device would.
 
 The device's own service (`trt-edge-device serve`), on this host: the C++ engine
-`trt-edge-run --serve` on BUNDLE behind the OpenAI-compatible API, KServe v2 and
+`trt-edge-run --serve` on each BUNDLE (several: each by its model name, loaded on demand
+within `--memory-budget-mib`) behind the OpenAI-compatible API, KServe v2 and
 `/metrics`, so an application can be pointed at it before the bundle ships. The runner is
 `--runner`, `$TRT_EDGE_RUNNER` or `trt-edge-run` on PATH (`make test-cpp` builds one under
 device_runner/cpp/build/runner/). Needs the `serve` extra of trt-edge-runner.
@@ -10,15 +12,21 @@ device_runner/cpp/build/runner/). Needs the `serve` extra of trt-edge-runner.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from trt_edge_runner.agent.config import DEFAULT_ROOT, add_config_argument
-from trt_edge_runner.cli_args import add_bundle_argument
 from trt_edge_runner.cli_shell import Command
 from trt_edge_runner.commands.serve import add_serve_arguments, serve_from_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_bundle_argument(parser, help="bundle directory to serve")
+    parser.add_argument(
+        "bundle",
+        metavar="BUNDLE",
+        type=Path,
+        nargs="+",
+        help="bundle directory to serve; several serve several models, each by its name",
+    )
     add_serve_arguments(parser)
     add_config_argument(parser)
 
@@ -28,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 COMMAND = Command(
-    "serve a bundle on this host as a device would (OpenAI API, KServe v2, /metrics)",
+    "serve bundles on this host as a device would (OpenAI API, KServe v2, /metrics)",
     add_arguments=add_arguments,
     run=run,
 )
