@@ -29,8 +29,8 @@ SlotChoice choose_slot(const std::vector<SlotView>& slots, const std::vector<int
   for (size_t k = 0; k < slots.size(); ++k) {
     if (slots[k].busy) continue;
     const int64_t reused = reuse ? reusable_prefix(*slots[k].cached, prompt) : 0;
-    const bool better = !best || reused > best->reused ||
-                        (reused == best->reused && slots[k].last_used < slots[best->slot].last_used);
+    const bool older = best && slots[k].last_used < slots[best->slot].last_used;
+    const bool better = !best || reused > best->reused || (reused == best->reused && older);
     if (better) best = SlotChoice{k, reused};
   }
   return best.value_or(SlotChoice{});

@@ -47,6 +47,18 @@ using serve::ServeRequest;
 /// The version of the protocol's events (the ready event's "interface").
 constexpr int kProtocolVersion = 2;
 
+/// Holds the queue for the lines of one read (Queue::hold), released however the scope ends.
+class HeldQueue {
+ public:
+  explicit HeldQueue(Queue& queue) : queue_(queue) { queue_.hold(); }
+  ~HeldQueue() { queue_.release(); }
+  HeldQueue(const HeldQueue&) = delete;
+  HeldQueue& operator=(const HeldQueue&) = delete;
+
+ private:
+  Queue& queue_;
+};
+
 /// The reader thread: lines from stdin (each at most `cap` bytes) until EOF or shutdown.
 void read_requests(Queue& queue, EventWriter& out, size_t cap) {
   std::string line;
@@ -97,6 +109,7 @@ void read_requests(Queue& queue, EventWriter& out, size_t cap) {
     const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
+    HeldQueue held(queue);  // the lines of one read reach the engine together
     for (ssize_t i = 0; i < n; ++i) {
       const char c = buffer[i];
       if (c != '\n') {

@@ -120,10 +120,23 @@ class Queue {
       mask_ready_.wait_for(lock, std::chrono::milliseconds(200));
     }
   }
+  /// While held (the reader is handing over the lines of one read), no job is popped: the
+  /// requests that arrived together are admitted together (a slots engine starts them in the
+  /// same turn, whatever the threads' timing).
+  void hold() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    held_ = true;
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    held_ = false;
+    ready_.notify_one();
+    touch();
+  }
   /// The next job; nullopt once closed and drained.
   std::optional<Job> pop() {
     std::unique_lock<std::mutex> lock(mutex_);
-    ready_.wait(lock, [&] { return !jobs_.empty() || closed_; });
+    ready_.wait(lock, [&] { return (!jobs_.empty() && !held_) || closed_; });
     if (jobs_.empty()) return std::nullopt;
     Job job = std::move(jobs_.front());
     jobs_.pop_front();
@@ -154,7 +167,7 @@ class Queue {
   /// The next job if one waits (the slots loop admits without blocking); nullopt otherwise.
   std::optional<Job> try_pop() {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (jobs_.empty()) return std::nullopt;
+    if (jobs_.empty() || held_) return std::nullopt;
     Job job = std::move(jobs_.front());
     jobs_.pop_front();
     return job;
@@ -198,6 +211,7 @@ class Queue {
   std::map<std::string, std::shared_ptr<std::atomic<bool>>> flags_;
   std::map<std::string, std::deque<serve::MaskRequest>> masks_;
   bool closed_ = false;
+  bool held_ = false;
   std::optional<ServeRequest> shutdown_;
   std::condition_variable activity_cv_;
   uint64_t activity_ = 0;

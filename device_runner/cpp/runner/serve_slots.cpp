@@ -97,8 +97,8 @@ class SlotLoop {
 
  private:
   size_t busy() const {
-    return static_cast<size_t>(std::count_if(slots_.begin(), slots_.end(),
-                                             [](const Slot& s) { return s.conversation != nullptr; }));
+    return static_cast<size_t>(std::count_if(
+        slots_.begin(), slots_.end(), [](const Slot& s) { return s.conversation != nullptr; }));
   }
 
   /// Queued requests into free slots, in order; an infer stops admission until it has run.
@@ -135,7 +135,9 @@ class SlotLoop {
       return;
     }
     std::vector<SlotView> views;
-    for (const Slot& s : slots_) views.push_back(SlotView{&s.cached, s.last_used, bool(s.conversation)});
+    for (const Slot& s : slots_) {
+      views.push_back(SlotView{&s.cached, s.last_used, s.conversation != nullptr});
+    }
     const SlotChoice choice = choose_slot(views, r.generate.prompt, r.generate.reuse_prefix);
     Slot& slot = slots_[choice.slot];
     auto c = std::make_unique<Conversation>(std::move(job), plan_);
@@ -166,13 +168,15 @@ class SlotLoop {
     const char* phase =
         plan_.prefill_low <= size && size <= plan_.prefill_high ? kPrefillPhase : kDecodePhase;
     const auto first = c.request.prompt.begin() + c.position;
-    GenerationState::Row row{std::vector<int64_t>(first, first + size), c.position, slot_of(*oldest)};
+    GenerationState::Row row{std::vector<int64_t>(first, first + size), c.position,
+                             slot_of(*oldest)};
     enter_stage("serving request " + c.job.request.id);
     std::vector<Slot*> rows{oldest};
     std::optional<GenerationState::RowsCall> call = run_call(phase, {row}, rows);
     if (!call) return true;
     oldest->cached.insert(oldest->cached.end(), row.ids.begin(), row.ids.end());
-    c.stats.steps.push_back(GenerationStep{phase, call->profile, c.position, size, round_ms(call->ms)});
+    c.stats.steps.push_back(
+        GenerationStep{phase, call->profile, c.position, size, round_ms(call->ms)});
     c.position += size;
     if (++c.next_chunk == c.chunks.size()) {
       c.row = logits_row(call->logits, 0);
@@ -215,14 +219,16 @@ class SlotLoop {
         return true;
       }
     }
-    const int64_t token = sample_token(c.sampler, std::move(c.row), c.seen, allowed ? &*allowed : nullptr);
+    const int64_t token =
+        sample_token(c.sampler, std::move(c.row), c.seen, allowed ? &*allowed : nullptr);
     if (c.stats.tokens.empty()) c.stats.first_token_s = c.seconds();
     c.stats.tokens.push_back(token);
     c.seen.push_back(token);
     if (r.stream) {
       out_.write(Json{{"id", r.id}, {"event", "token"}, {"index", index}, {"token", token}});
     }
-    if (const char* stop = stop_reason(c.rule, token, c.stats.tokens.size(), c.position, plan_.max_cache_len)) {
+    const size_t made = c.stats.tokens.size();
+    if (const char* stop = stop_reason(c.rule, token, made, c.position, plan_.max_cache_len)) {
       finish(slot, stop);
     } else if (*c.job.cancelled || out_.gone()) {
       finish(slot, "cancelled");
@@ -237,14 +243,17 @@ class SlotLoop {
   bool decode_step() {
     std::vector<Slot*> feeding;
     for (Slot& s : slots_) {
-      if (s.conversation && s.conversation->next == Conversation::Next::kFeed) feeding.push_back(&s);
+      if (s.conversation && s.conversation->next == Conversation::Next::kFeed) {
+        feeding.push_back(&s);
+      }
     }
     if (feeding.empty()) return false;
     const auto most = static_cast<size_t>(std::max<int64_t>(plan_.decode_batch_max, 1));
     enter_stage("serving " + std::to_string(feeding.size()) + " requests");
     for (size_t from = 0; from < feeding.size(); from += most) {
+      const size_t to = std::min(feeding.size(), from + most);
       std::vector<Slot*> group(feeding.begin() + static_cast<std::ptrdiff_t>(from),
-                               feeding.begin() + static_cast<std::ptrdiff_t>(std::min(feeding.size(), from + most)));
+                               feeding.begin() + static_cast<std::ptrdiff_t>(to));
       std::vector<GenerationState::Row> rows;
       for (Slot* s : group) {
         const Conversation& c = *s->conversation;
@@ -256,7 +265,8 @@ class SlotLoop {
         Slot& s = *group[k];
         Conversation& c = *s.conversation;
         s.cached.push_back(rows[k].ids.front());
-        c.stats.steps.push_back(GenerationStep{kDecodePhase, call->profile, c.position, 1, round_ms(call->ms)});
+        c.stats.steps.push_back(
+            GenerationStep{kDecodePhase, call->profile, c.position, 1, round_ms(call->ms)});
         c.position += 1;
         c.row = logits_row(call->logits, static_cast<int64_t>(k));
         c.next = Conversation::Next::kSample;
@@ -274,7 +284,8 @@ class SlotLoop {
       return state_.call_rows(phase, rows);
     } catch (const RunnerError& e) {
       for (Slot* s : slots) {
-        fail(s->conversation->job, to_string(e.kind()), e.what(), e.input().empty() ? "" : "inputs");
+        const std::string field = e.input().empty() ? "" : "inputs";
+        fail(s->conversation->job, to_string(e.kind()), e.what(), field);
         s->cached.clear();
         free(*s);
       }
