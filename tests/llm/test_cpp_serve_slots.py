@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 from trt_edge.llm.generation import greedy_generate
+from trt_edge_runner.bundle_format import BundleManifest
 from trt_edge_runner.runner import Runner
+from trt_edge_runner.tensors import random_inputs
 
 from tests.helpers.engine_client import Engine, terminal
 from tests.llm.llm_folders import MAX_CACHE_LEN, PREFILL_MAX, SLOTS
@@ -75,6 +77,23 @@ def test_generate_on_a_slots_bundle_equals_the_python_runner(
     for prompt in (PROMPTS[0], list(range(60, 60 + PREFILL_MAX + 5))):
         want = greedy_generate(Runner.open(bundle), prompt, 8).tokens
         assert cli_tokens(trt_edge_run, bundle, prompt, 8) == list(want)
+
+
+def test_made_up_inputs_name_distinct_slots_in_both_runners(
+    trt_edge_run: Path, slots_bundle: Callable[..., Path]
+) -> None:
+    """A health run with made-up inputs (`run --phase decode` at the profile's opt batch 4):
+    slot ids count 0..batch-1 like positions do, so the slot check passes in both runners."""
+    bundle = slots_bundle("qwen3")
+    done = subprocess.run(
+        [str(trt_edge_run), "run", "--bundle", str(bundle), "--phase", "decode", "--json"],
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    manifest = BundleManifest.from_json((bundle / "bundle.json").read_bytes(), "bundle.json")
+    arrays = random_inputs(manifest, {"batch": SLOTS, "seq": 1}, seed=3)
+    assert arrays[2].tolist() == list(range(SLOTS))
+    assert Runner.open(bundle).run("decode", arrays).outputs[0].shape == (SLOTS, 512)
 
 
 def test_a_batch_of_streams_equals_each_alone_and_is_decoded_together(
