@@ -99,13 +99,19 @@ def test_made_up_inputs_name_distinct_slots_in_both_runners(
 def test_a_batch_of_streams_equals_each_alone_and_is_decoded_together(
     trt_edge_run: Path, slots_bundle: Callable[..., Path]
 ) -> None:
+    """SLOTS streams sent together run at once; a request beyond them waits for a free slot."""
     bundle = slots_bundle("qwen3")
     bodies = [request(f"q{k}", prompt, 12) for k, prompt in enumerate(PROMPTS)]
+    extra = request("q4", [11, 12, 13], 4, stream=False)  # one more than the slots: it waits
     with Engine(trt_edge_run, bundle) as engine:
         ready = engine.event()
         assert ready["generation"]["slots"] == SLOTS
-        engine.send(*bodies)
-        events = collect(engine, {b["id"] for b in bodies})
+        engine.send(*bodies, extra)
+        events = collect(engine, {b["id"] for b in [*bodies, extra]})
+    first_done = next(i for i, e in enumerate(events) if e["event"] == "done")
+    (extra_at,) = [i for i, e in enumerate(events) if e["id"] == "q4"]
+    assert extra_at > first_done  # it ran once a slot was free
+    assert events[extra_at]["tokens"] == solo(trt_edge_run, bundle, extra)
     for body in bodies:
         done = done_of(events, body["id"])
         streamed = [e["token"] for e in events if e["id"] == body["id"] and e["event"] == "token"]
