@@ -2,7 +2,7 @@
 measured side by side in one run on one bundle.
 
     .venv/bin/python benchmarks/bench_serve.py [--bundle DIR] [--runner PATH] [--requests 16]
-        [--prompt-len 32] [--new-tokens 32] [--concurrency 1,4,8]
+        [--prompt-len 32] [--new-tokens 32] [--concurrency 1,4,8] [--slots-bundle DIR]
 
 Default bundle: the upstream seed's mini Gemma-3 (examples/gemma3, `max_cache_len` 512),
 built like `bench_llm.py` builds it (or reused from its cache under
@@ -16,16 +16,19 @@ At each concurrency (1, 4, 8 clients, each sending its share of `--requests` bac
   parallel: requests/s, latency (process wall), and time to first token = the process's
   wall before generation started (start, integrity check, load) + its own
   `time_to_first_token_ms` (the process prints nothing before it ends);
-printed side by side with served ÷ one-shot ratios. At concurrency 1 the served time to
-first token is also set against the engine's own prefill time per request (from the
-service's `/metrics`). Then, at concurrency 1 with served and one-shot requests interleaved
-(so both see the same load): served decode tokens/s (client side, between the first and
-last token event) ÷ the runner's own `decode_tokens_per_s` (its decode executions) and ÷
-its wall rate (tokens after the first over their wall time) and ÷ its rate with
-`--single-thread` (how the service runs the engine on two cores), with the engine's own
-decode rate inside the service beside them; time to first token of a follow-up sharing a long
-prefix with the previous request (the engine reuses its cache) vs after an unrelated
-request (cold); and the service's RSS (front end + engine).
+printed side by side with served ÷ one-shot ratios, and aggregate generated tokens/s. With
+`--slots-bundle` (the same model built with `runtime.slots` N), a second service serves it
+and each level gets a `slots` column beside them: its engine runs up to N requests at once
+(continuous batching, docs/serving.md), against the first service's one at a time. At
+concurrency 1 the served time to first token is also set against the engine's own prefill
+time per request (from the service's `/metrics`). Then, at concurrency 1 with served and
+one-shot requests interleaved (so both see the same load): served decode tokens/s (client
+side, between the first and last token event) ÷ the runner's own `decode_tokens_per_s` (its
+decode executions) and ÷ its wall rate (tokens after the first over their wall time) and ÷
+its rate with `--single-thread` (how the service runs the engine on two cores), with the
+engine's own decode rate inside the service beside them; time to first token of a follow-up
+sharing a long prefix with the previous request (the engine reuses its cache) vs after an
+unrelated request (cold); and the service's RSS (front end + engine).
 
 Figures, never asserted; the machine is shared (load average printed). Exits 0 whether any
 goal is met; 1 when a measurement cannot be taken.
@@ -190,12 +193,23 @@ def ms(seconds: float) -> str:
 
 
 def report_level(
-    concurrency: int, served: tuple[list[Sample], float], oneshot: tuple[list[Sample], float]
+    concurrency: int,
+    served: tuple[list[Sample], float],
+    oneshot: tuple[list[Sample], float],
+    slots: tuple[list[Sample], float] | None = None,
 ) -> None:
+    """One level's table: served, one-shot, their ratio; with `slots`, the slots bundle's
+    service and its ratio to the one-request-at-a-time service."""
     (s, s_wall), (o, o_wall) = served, oneshot
     s_rps, o_rps = len(s) / s_wall, len(o) / o_wall
     rows = [
         ("requests/s", s_rps, o_rps, "{:8.2f}"),
+        (
+            "tokens/s",
+            sum(x.tokens for x in s) / s_wall,
+            sum(x.tokens for x in o) / o_wall,
+            "{:8.1f}",
+        ),
         (
             "TTFT p50 ms",
             percentile([x.ttft for x in s], 0.5),
@@ -221,12 +235,30 @@ def report_level(
             None,
         ),
     ]
+    extra = [] if slots is None else level_values(*slots)
     print(f"\nconcurrency {concurrency} ({len(s)} requests each side)")
-    print(f"  {'':16} {'served':>9} {'one-shot':>9} {'served/one-shot':>16}")
-    for name, a, b, fmt in rows:
+    head = f"  {'':16} {'served':>9} {'one-shot':>9} {'served/one-shot':>16}"
+    print(head + (f" {'slots':>9} {'slots/served':>13}" if slots is not None else ""))
+    for k, (name, a, b, fmt) in enumerate(rows):
         text_a = fmt.format(a) if fmt else ms(a)
         text_b = fmt.format(b) if fmt else ms(b)
-        print(f"  {name:16} {text_a:>9} {text_b:>9} {a / b:16.3f}")
+        line = f"  {name:16} {text_a:>9} {text_b:>9} {a / b:16.3f}"
+        if extra:
+            text_c = fmt.format(extra[k]) if fmt else ms(extra[k])
+            line += f" {text_c:>9} {extra[k] / a:13.3f}"
+        print(line)
+
+
+def level_values(samples: list[Sample], wall: float) -> list[float]:
+    """A level's figures in report_level's row order."""
+    return [
+        len(samples) / wall,
+        sum(x.tokens for x in samples) / wall,
+        percentile([x.ttft for x in samples], 0.5),
+        percentile([x.ttft for x in samples], 0.99),
+        percentile([x.latency for x in samples], 0.5),
+        percentile([x.latency for x in samples], 0.99),
+    ]
 
 
 def rss_kib(pid: int) -> int:
@@ -332,6 +364,12 @@ def main() -> int:
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--concurrency", default="1,4,8")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--slots-bundle",
+        type=Path,
+        default=None,
+        help="the same model built with runtime.slots: served beside, a `slots` column",
+    )
     args = parser.parse_args()
     runner = args.runner or cpp_binary()
     if args.bundle is None:
@@ -344,15 +382,25 @@ def main() -> int:
     print(f"prompt {args.prompt_len} tokens, {args.new_tokens} new, greedy; {load()}")
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as scratch:
         process, url = start_service(bundle, runner, Path(scratch) / "service.log")
+        slots_url = None
+        if args.slots_bundle is not None:
+            slots_process, slots_url = start_service(
+                args.slots_bundle, runner, Path(scratch) / "slots-service.log"
+            )
         try:
             asyncio.run(served_level(url, 1, 2, args))  # warm: page cache, first allocations
+            if slots_url is not None:
+                asyncio.run(served_level(slots_url, 1, 2, args))
             single: tuple[list[Sample], list[Sample], float] | None = None
             for level in (int(c) for c in args.concurrency.split(",")):
                 before = engine_totals(url)
                 served = asyncio.run(served_level(url, level, args.requests, args))
                 prefill_s = engine_delta(before, engine_totals(url), "prefill")
                 oneshot = oneshot_level(runner, bundle, level, args.requests, args)
-                report_level(level, served, oneshot)
+                slotted = None
+                if slots_url is not None:
+                    slotted = asyncio.run(served_level(slots_url, level, args.requests, args))
+                report_level(level, served, oneshot, slotted)
                 if level == 1:
                     single = (served[0], oneshot[0], prefill_s)
             if single is not None:
@@ -387,6 +435,9 @@ def main() -> int:
         finally:
             process.send_signal(signal.SIGTERM)
             process.wait(60)
+            if slots_url is not None:
+                slots_process.send_signal(signal.SIGTERM)
+                slots_process.wait(60)
     return 0
 
 

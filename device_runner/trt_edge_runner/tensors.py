@@ -75,16 +75,19 @@ def random_inputs(
 
     Integer inputs draw from their `values` range [low, high) when the bundle
     declares one; floats are standard normal. The same seed gives the same arrays. A causal
-    LM's positions (and window) are where the call writes and reads its cache, not data:
-    they count 0..n-1, a prefill from an empty cache (random ones are calls no application
-    makes, which an attention kernel may refuse), as the C++ runner makes them.
+    LM's positions (and window, and a slots program's slot ids) are where the call writes and
+    reads its cache, not data: they count 0..n-1, a prefill from an empty cache into distinct
+    slots (random ones are calls no application makes, which an attention kernel or the slot
+    check refuses), as the C++ runner makes them.
     """
     import numpy as np
 
     rng = np.random.default_rng(seed)
     arrays: list[npt.NDArray[Any]] = []
     llm = manifest.llm
-    counting = set() if llm is None else {llm.positions_input, llm.window_input} - {None}
+    counting: set[str | None] = set()
+    if llm is not None:
+        counting = {llm.positions_input, llm.window_input, llm.slot_input} - {None}
     for spec in manifest.inputs:
         dtype = numpy_dtype(spec)
         shape = shape_for(spec, dims)

@@ -227,8 +227,8 @@ def test_a_one_token_prompt_counts_its_call_as_prefill_time(
     ("edit", "message"),
     [
         (
-            lambda s: s.update(version=3),
-            "llm.version: this runner reads llm section version 1 or 2",
+            lambda s: s.update(version=4),
+            "llm.version: this runner reads llm section version 1, 2 or 3",
         ),
         (
             lambda s: (s.update(version=2), s["inputs"].pop("window", None)),

@@ -48,6 +48,7 @@ def test_ready_event_describes_the_bundle(trt_edge_run: Path, tiny_llm_bundle: P
             "vocab_size": 256,
             "max_cache_len": 640,
             "eos_token_ids": [],
+            "slots": 1,
         }
         assert ready["phases"] == {"decode": 0, "prefill": 1}
         assert ready["inputs"][0] == {"name": "input_ids", "dtype": "int64", "shape": [1, "seq"]}

@@ -39,7 +39,7 @@ READY = {
     "inputs": [{"name": "input_ids", "dtype": "int64", "shape": [1, "seq"]}],
     "outputs": [{"name": "logits", "dtype": "float32", "shape": [1, 64]}],
     "generation": {"contract": "causal_lm", "vocab_size": 64, "max_cache_len": 128,
-                   "eos_token_ids": [1]},
+                   "eos_token_ids": [1], "slots": 4},
 }  # fmt: skip
 
 
@@ -88,6 +88,7 @@ def test_a_line_that_breaks_its_schema_names_the_field(
 def test_the_ready_line_decodes_and_a_broken_one_is_refused() -> None:
     info = decode_ready(READY)
     assert info.generation is not None and info.generation.eos_token_ids == (1,)
+    assert info.generation.slots == 4
     assert info.inputs[0].shape == (1, "seq")
     with pytest.raises(EngineProtocolError, match="interface"):
         decode_ready({**READY, "interface": 3})

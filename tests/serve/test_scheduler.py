@@ -71,3 +71,39 @@ def test_a_deadline_passed_in_the_queue_is_a_504_and_frees_the_place() -> None:
     error, waiting = asyncio.run(scenario())
     assert error.status == 504 and error.outcome == "deadline"
     assert waiting == 0
+
+
+def test_a_slots_engine_is_held_by_as_many_requests_as_it_has_slots() -> None:
+    """`slots` 2: two requests hold turns at once, `max_queue` wait behind them, the next gets
+    503; drain waits for both holders."""
+
+    async def scenario() -> tuple[list[int], ApiError, bool]:
+        two_hold = asyncio.Event()
+        scheduler = Scheduler(
+            max_queue=1,
+            timeout_s=30,
+            on_depth=lambda depth: two_hold.set() if scheduler.active == 3 else None,
+            slots=2,
+        )
+        release = asyncio.Event()
+        order: list[int] = []
+        tasks = [asyncio.create_task(hold(scheduler, release, order, n)) for n in range(3)]
+        await asyncio.wait_for(two_hold.wait(), 10)
+        while len(order) < 2:
+            await asyncio.sleep(0)
+        assert order == [0, 1] and scheduler.waiting == 1
+        with pytest.raises(ApiError) as caught:
+            async with scheduler.turn(scheduler.deadline()):
+                pass
+        drained = asyncio.create_task(scheduler.drain())
+        await asyncio.sleep(0)
+        waited = not drained.done()
+        release.set()
+        await asyncio.gather(*tasks)
+        await asyncio.wait_for(drained, 1.0)
+        return order, caught.value, waited
+
+    order, error, waited = asyncio.run(scenario())
+    assert order == [0, 1, 2]
+    assert error.status == 503
+    assert waited

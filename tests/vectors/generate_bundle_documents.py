@@ -150,6 +150,30 @@ def filled() -> dict[str, Any]:
     return d
 
 
+def slotted() -> dict[str, Any]:
+    """A causal LM built with `runtime.slots: 4`: llm section version 3, a batch dim and the
+    slot input each row names its cache with."""
+    d = causal()
+    d["io"]["inputs"] = [
+        {"name": "input_ids", "dtype": "int64", "shape": ["batch", "seq"], "values": [0, 64]},
+        {"name": "cache_position", "dtype": "int64", "shape": ["batch", "seq"], "values": [0, 32]},
+        {"name": "cache_slot", "dtype": "int64", "shape": ["batch"], "values": [0, 4]},
+    ]
+    d["io"]["outputs"] = [
+        {"name": "logits", "dtype": "float32", "shape": ["batch", 64], "values": None}
+    ]
+    for p, batch in zip(d["profiles"], (4, 1), strict=True):
+        seq = p["dims"]["seq"]
+        p["dims"]["batch"] = {"min": 1, "opt": batch, "max": batch}
+        p["bounds"] = [
+            {"input": name, "min": [1, seq["min"]], "max": [batch, seq["max"]]}
+            for name in ("input_ids", "cache_position")
+        ] + [{"input": "cache_slot", "min": [1], "max": [batch]}]
+    d["llm"].update(version=3, slots=4)
+    d["llm"]["inputs"]["slot"] = "cache_slot"
+    return d
+
+
 DELETE = object()  # `refused`'s value that removes the field instead of setting it
 
 
@@ -199,6 +223,7 @@ def without(d: dict[str, Any], *keys: str) -> dict[str, Any]:
 
 CAUSAL = causal()
 FILLED = filled()
+SLOTTED = slotted()
 V = [
     valid("tiny_llm", "a tiny-LLM bundle with its generation contract", copy.deepcopy(BASE)),
     valid("causal_lm", "a causal-LM bundle (llm section, chat template, special tokens)", CAUSAL),
@@ -206,6 +231,26 @@ V = [
         "causal_lm_window",
         "a causal-LM bundle built with `attention: filled` (llm version 2, inputs.window)",
         FILLED,
+    ),
+    valid(
+        "causal_lm_slots",
+        "a causal-LM bundle built with `runtime.slots` (llm version 3, inputs.slot, slots)",
+        SLOTTED,
+    ),
+    refused(
+        "llm_slot_not_an_input",
+        "llm version 3 whose inputs.slot names no input",
+        ["llm", "inputs", "slot"],
+        "slot_ids",
+        base=SLOTTED,
+        by="reader",
+    ),
+    refused(
+        "llm_slot_role_missing",
+        "llm version 3 without inputs.slot",
+        ["llm", "inputs", "slot"],
+        base=SLOTTED,
+        by="reader",
     ),
     refused(
         "llm_version_4",

@@ -178,10 +178,12 @@ GenerationSection generation_section(const json& section, const Bundle& b,
 LlmSection llm_section(const json& section, const Bundle& b, const std::string& source) {
   const std::string path = "llm";
   const int64_t version = int_field(section, "version", source, path);
-  if (version != kLlmSectionVersion && version != kLlmSectionWindowVersion) {
+  if (version != kLlmSectionVersion && version != kLlmSectionWindowVersion &&
+      version != kLlmSectionSlotsVersion) {
     bad(source, "llm.version",
-        "this runner reads llm section version " + std::to_string(kLlmSectionVersion) + " or " +
-            std::to_string(kLlmSectionWindowVersion) + ", the bundle has " +
+        "this runner reads llm section version " + std::to_string(kLlmSectionVersion) + ", " +
+            std::to_string(kLlmSectionWindowVersion) + " or " +
+            std::to_string(kLlmSectionSlotsVersion) + ", the bundle has " +
             std::to_string(version) +
             "; update the runner or rebuild the bundle with a matching trt-edge");
   }
@@ -200,6 +202,16 @@ LlmSection llm_section(const json& section, const Bundle& b, const std::string& 
     if (llm.window_index == b.inputs.size()) {
       bad(source, "llm.inputs.window",
           "'" + *llm.window_input + "' is not an input " + names_of(b.inputs));
+    }
+  }
+  if (version == kLlmSectionSlotsVersion) {
+    // Version 3 (`runtime.slots`): the slot input and how many caches the program holds.
+    llm.slot_input = string_field(roles, "slot", source, "llm.inputs");
+    llm.slots = int_field(section, "slots", source, path, 2);
+    llm.slot_index = index_of(b.inputs, *llm.slot_input);
+    if (llm.slot_index == b.inputs.size()) {
+      bad(source, "llm.inputs.slot",
+          "'" + *llm.slot_input + "' is not an input " + names_of(b.inputs));
     }
   }
   llm.tokens_index = index_of(b.inputs, llm.tokens_input);

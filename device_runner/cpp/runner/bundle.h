@@ -38,10 +38,12 @@ struct Profile {
 /// A phase's target: a profile index, or nullopt for "auto".
 using PhaseTarget = std::optional<int64_t>;
 
-/// The versions of bundle.json's `llm` section this runner reads: 1, and 2 (built with
-/// `attention: filled`: every call also feeds the attended window, `inputs.window`).
+/// The versions of bundle.json's `llm` section this runner reads: 1, 2 (built with
+/// `attention: filled`: every call also feeds the attended window, `inputs.window`) and 3
+/// (built with `runtime.slots` N > 1: the program holds N KV caches, `inputs.slot`).
 inline constexpr int64_t kLlmSectionVersion = 1;
 inline constexpr int64_t kLlmSectionWindowVersion = 2;
+inline constexpr int64_t kLlmSectionSlotsVersion = 3;
 
 /// bundle.json `llm` (trt_edge_runner.bundle_format.LlmSection): a causal LM built by the
 /// Hugging Face recipe. The method takes `tokens_input` [1, seq] and `positions_input`
@@ -49,6 +51,8 @@ inline constexpr int64_t kLlmSectionWindowVersion = 2;
 /// position; the KV cache lives inside the program, kept while the method stays loaded.
 /// Version 2 adds `window_input` [W], whose *length* is how many cache slots attention
 /// reads: W = window_length(start + seq) (contents 0..W-1; only the length is read).
+/// Version 3 (slots): tokens [batch, seq], positions [batch, seq] and `slot_input` [batch]
+/// (the cache each row reads and writes, in [0, slots)); logits [batch, vocab_size].
 /// Read strictly: a section this runner cannot honour is a bundle_format refusal.
 struct LlmSection {
   int64_t version = kLlmSectionVersion;
@@ -64,6 +68,9 @@ struct LlmSection {
   std::optional<std::string> window_input;  ///< version 2: the attended window's input
   size_t window_index = 0;                  ///< its index in Bundle::inputs
   int64_t window_bucket = 1;                ///< version 2: window lengths are multiples of it
+  std::optional<std::string> slot_input;    ///< version 3: the input naming each row's cache
+  size_t slot_index = 0;                    ///< its index in Bundle::inputs
+  int64_t slots = 1;                        ///< version 3: how many KV caches the program holds
 
   /// The window a call writing positions up to `end - 1` feeds: `end` rounded up to
   /// window_bucket, capped at max_cache_len (LlmSection.window_length in Python).

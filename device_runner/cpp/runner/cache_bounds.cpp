@@ -63,4 +63,30 @@ void check_cache_window(const LlmSection& llm, const Array& positions, const Arr
       .with_input(*llm.window_input);
 }
 
+void check_cache_slots(const LlmSection& llm, const Array& slots) {
+  if (!llm.slot_input || (slots.dtype != "int64" && slots.dtype != "int32")) return;
+  const std::vector<int64_t> values = values_of(slots);
+  const std::string name = "input '" + *llm.slot_input + "'";
+  for (int64_t v : values) {
+    if (v < 0 || v >= llm.slots) {
+      throw RunnerError(ErrorKind::kRequestRefused,
+                        name + " names slot " + std::to_string(v) +
+                            ": the program holds slots [0, " + std::to_string(llm.slots) +
+                            ") (bundle.json llm.slots " + std::to_string(llm.slots) +
+                            "); name one of them")
+          .with_input(*llm.slot_input);
+    }
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    for (size_t j = i + 1; j < values.size(); ++j) {
+      if (values[i] == values[j]) {
+        throw RunnerError(ErrorKind::kRequestRefused,
+                          name + " names slot " + std::to_string(values[i]) +
+                              " twice: each row of a call is its own conversation, in its own slot")
+            .with_input(*llm.slot_input);
+      }
+    }
+  }
+}
+
 }  // namespace trt_edge::runner

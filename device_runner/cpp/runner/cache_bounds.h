@@ -23,4 +23,10 @@ void check_cache_positions(const LlmSection& llm, const Array& positions);
 /// the cache are check_cache_positions' to refuse; call it first.
 void check_cache_window(const LlmSection& llm, const Array& positions, const Array& window);
 
+/// With a slot input (llm section version 3): RunnerError (kRequestRefused) when a row names
+/// a slot outside [0, llm.slots) or two rows name one slot — outside, the call would write
+/// past the cache buffers; twice, two rows would mix. Mirrors
+/// trt_edge_runner.runner.Runner._check_cache_slots (the same message).
+void check_cache_slots(const LlmSection& llm, const Array& slots);
+
 }  // namespace trt_edge::runner

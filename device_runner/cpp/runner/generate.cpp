@@ -1,6 +1,7 @@
 #include "generate.h"
 
 #include <chrono>
+#include <optional>
 
 namespace trt_edge::runner {
 
@@ -10,6 +11,29 @@ int64_t reusable_prefix(const std::vector<int64_t>& cached, const std::vector<in
   const size_t limit = std::min(cached.size(), prompt.size() - 1);
   while (n < limit && cached[n] == prompt[n]) ++n;
   return static_cast<int64_t>(n);
+}
+
+StopRule stop_rule_for(const GenerationPlan& plan, const GenerationRequest& request) {
+  StopRule rule;
+  rule.max_new_tokens = request.max_new_tokens;
+  if (!request.ignore_eos) {
+    rule.eos_token_ids.insert(plan.eos_token_ids.begin(), plan.eos_token_ids.end());
+  }
+  rule.stop_token_ids.insert(request.stop_token_ids.begin(), request.stop_token_ids.end());
+  return rule;
+}
+
+SlotChoice choose_slot(const std::vector<SlotView>& slots, const std::vector<int64_t>& prompt,
+                       bool reuse) {
+  std::optional<SlotChoice> best;
+  for (size_t k = 0; k < slots.size(); ++k) {
+    if (slots[k].busy) continue;
+    const int64_t reused = reuse ? reusable_prefix(*slots[k].cached, prompt) : 0;
+    const bool older = best && slots[k].last_used < slots[best->slot].last_used;
+    const bool better = !best || reused > best->reused || (reused == best->reused && older);
+    if (better) best = SlotChoice{k, reused};
+  }
+  return best.value_or(SlotChoice{});
 }
 
 Generator::Generator(ProfiledModule& module, GenerationPlan plan)
@@ -25,10 +49,7 @@ GenerationResult Generator::generate(const GenerationRequest& request,
   if (reused == 0) state_.reset();
   stats.reused_prompt_tokens = reused;
 
-  StopRule rule;
-  rule.max_new_tokens = request.max_new_tokens;
-  if (!request.ignore_eos) rule.eos_token_ids.insert(plan.eos_token_ids.begin(), plan.eos_token_ids.end());
-  rule.stop_token_ids.insert(request.stop_token_ids.begin(), request.stop_token_ids.end());
+  const StopRule rule = stop_rule_for(plan, request);
   Sampler sampler(request.sampling);
 
   const auto started = clock::now();

@@ -55,4 +55,27 @@ class Generator {
 /// common prefix, at most prompt.size() - 1 (the last prompt token always runs).
 int64_t reusable_prefix(const std::vector<int64_t>& cached, const std::vector<int64_t>& prompt);
 
+/// When `request` stops (besides a cancel): its token budget, the bundle's eos ids unless it
+/// ignores them, its own stop ids.
+StopRule stop_rule_for(const GenerationPlan& plan, const GenerationRequest& request);
+
+/// What a slot of a slots program (llm version 3) offers a new request: the tokens its cache
+/// holds, when it was last used (a tick; lower is older) and whether a request holds it.
+struct SlotView {
+  const std::vector<int64_t>* cached = nullptr;
+  uint64_t last_used = 0;
+  bool busy = false;
+};
+
+struct SlotChoice {
+  size_t slot = 0;
+  int64_t reused = 0;  ///< leading prompt tokens the slot's cache already holds
+};
+
+/// The free slot a request with `prompt` goes to (at least one of `slots` is free): with
+/// `reuse`, the one whose cached tokens share the longest reusable prefix with the prompt;
+/// on a tie or no match, and without `reuse` (a cold start), the least recently used.
+SlotChoice choose_slot(const std::vector<SlotView>& slots, const std::vector<int64_t>& prompt,
+                       bool reuse);
+
 }  // namespace trt_edge::runner

@@ -118,10 +118,84 @@ void check_prompt_ids(const std::vector<int64_t>& prompt, int64_t vocab, const s
                                            "); pass token ids of this model");
 }
 
+/// The symbol of a tokens input shaped [batch, SYM] (llm version 3), or refused naming the
+/// shape it has.
+std::string batched_tokens_symbol(const Bundle& b, const TensorSpec& tokens) {
+  const auto& shape = tokens.shape;
+  if (shape.size() != 2 || !is_symbol(shape[0]) || !is_symbol(shape[1]) ||
+      (tokens.dtype != "int64" && tokens.dtype != "int32")) {
+    throw refused(b, "input '" + tokens.name +
+                         "' is not an integer tensor shaped [batch, seq] (llm version 3, "
+                         "slots): generate feeds token ids [batch, seq]");
+  }
+  return std::get<std::string>(shape[1]);
+}
+
+/// llm version 3: positions [batch, seq] and the slot input [batch] on the tokens' symbols,
+/// the logits [batch, vocab]; returns the batch symbol.
+std::string check_slot_inputs(const Bundle& b, const LlmSection& llm) {
+  const TensorSpec& tokens = b.inputs[llm.tokens_index];
+  const TensorSpec& positions = b.inputs[llm.positions_index];
+  const TensorSpec& slot = b.inputs[llm.slot_index];
+  const std::string batch = std::get<std::string>(tokens.shape[0]);
+  if (positions.shape != tokens.shape) {
+    throw refused(b, "input '" + positions.name + "' is not shaped like '" + tokens.name +
+                         "' [batch, seq] (one cache position per token)");
+  }
+  if (slot.shape.size() != 1 || !is_symbol(slot.shape[0]) ||
+      std::get<std::string>(slot.shape[0]) != batch ||
+      (slot.dtype != "int64" && slot.dtype != "int32")) {
+    throw refused(b, "input '" + slot.name +
+                         "' (llm.inputs.slot) is not an integer tensor shaped [" + batch +
+                         "] (one cache slot per row)");
+  }
+  return batch;
+}
+
+GenerationPlan plan_slots_lm(const Bundle& b) {
+  const LlmSection& llm = *b.llm;
+  if (b.inputs.size() != 3) {
+    throw refused(b, "the method takes " + std::to_string(b.inputs.size()) + " inputs (" +
+                         names_of(b.inputs) + "); generate feeds only llm.inputs tokens '" +
+                         llm.tokens_input + "', positions '" + llm.positions_input +
+                         "' and slot '" + *llm.slot_input + "'");
+  }
+  const std::string sym = batched_tokens_symbol(b, b.inputs[llm.tokens_index]);
+  const std::string batch = check_slot_inputs(b, llm);
+  require_float32_logits(b, b.outputs[llm.logits_index]);
+  GenerationPlan plan;
+  plan.contract = GenerationContract::kCausalLm;
+  plan.tokens_index = llm.tokens_index;
+  plan.positions_index = llm.positions_index;
+  plan.logits_index = llm.logits_index;
+  plan.slot_index = llm.slot_index;
+  plan.slots = llm.slots;
+  plan.vocab_size = llm.vocab_size;
+  plan.eos_token_ids = llm.eos_token_ids;
+  std::tie(plan.prefill_low, plan.prefill_high) = phase_range(b, kPrefillPhase, sym);
+  plan.max_cache_len = llm.max_cache_len;
+  plan.tokens_input = llm.tokens_input;
+  plan.positions_input = llm.positions_input;
+  // Every call of a prompt is one row; a decode step takes up to its profile's batch max.
+  const auto [prefill_batch_low, prefill_batch_high] = phase_range(b, kPrefillPhase, batch);
+  const auto [decode_batch_low, decode_batch_high] = phase_range(b, kDecodePhase, batch);
+  if (prefill_batch_low > 1 || decode_batch_low > 1) {
+    throw refused(b, "the prefill and decode profiles must take " + batch + " 1 (they take [" +
+                         std::to_string(prefill_batch_low) + ", " +
+                         std::to_string(prefill_batch_high) + "] and [" +
+                         std::to_string(decode_batch_low) + ", " +
+                         std::to_string(decode_batch_high) +
+                         "]): a prompt is prefilled one conversation at a time");
+  }
+  plan.decode_batch_max = std::min<int64_t>(decode_batch_high, llm.slots);
+  return plan;
+}
+
 GenerationPlan plan_causal_lm(const Bundle& b) {
   const LlmSection& llm = *b.llm;
   // No require_phases here: a causal-LM bundle whose policy lacks prefill or decode runs
   // that phase under auto, as the Python generate does.
+  if (llm.slot_input) return plan_slots_lm(b);
   const size_t fed = llm.window_input ? 3 : 2;
   if (b.inputs.size() != fed) {
     throw refused(b, "the method takes " + std::to_string(b.inputs.size()) + " inputs (" +

@@ -11,6 +11,8 @@
 // - the tiny-LLM contract (bundle.json `generation`, examples/tiny_llm/model.py): tokens
 //   [1, seq], a start position [1] and static KV caches in; logits [1, seq, vocab] and the
 //   updated caches out, fed back on the next call; the caches start zeroed.
+// A causal LM built with `runtime.slots` N (llm version 3) takes tokens and positions
+// [batch, seq] and the slot of each row [batch]: one conversation alone is batch 1 in slot 0.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +40,11 @@ struct GenerationPlan {
   std::string tokens_input;     ///< their names, for messages
   std::string positions_input;
   std::optional<size_t> window_index;  ///< causal LM, llm version 2: the window input [W]
+  /// Causal LM, llm version 3 (`runtime.slots`): the input naming each row's cache [batch];
+  /// tokens and positions are then [batch, seq] and the logits [batch, vocab].
+  std::optional<size_t> slot_index;
+  int64_t slots = 1;            ///< how many conversations the program holds (1 without slots)
+  int64_t decode_batch_max = 1;  ///< the most rows one decode call takes (its profile's batch)
   std::vector<size_t> cache_inputs;   ///< tiny LLM: the cache inputs, in order
   std::vector<size_t> cache_outputs;  ///< tiny LLM: cache k comes back as output cache_outputs[k]
   int64_t vocab_size = 0;

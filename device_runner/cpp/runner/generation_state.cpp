@@ -68,7 +68,13 @@ Array GenerationState::call(const char* phase, const std::vector<int64_t>& ids, 
   const auto n = static_cast<int64_t>(ids.size());
   inputs_[plan_.tokens_index] = integers(b.inputs[plan_.tokens_index].dtype, {1, n}, ids);
   const std::string& positions_dtype = b.inputs[plan_.positions_index].dtype;
-  if (causal) {
+  if (plan_.slot_index) {
+    // A slots program (llm version 3) alone: one row, in slot 0.
+    std::vector<int64_t> positions(ids.size());
+    for (int64_t k = 0; k < n; ++k) positions[static_cast<size_t>(k)] = start + k;
+    inputs_[plan_.positions_index] = integers(positions_dtype, {1, n}, positions);
+    inputs_[*plan_.slot_index] = integers(b.inputs[*plan_.slot_index].dtype, {1}, {0});
+  } else if (causal) {
     std::vector<int64_t> positions(ids.size());
     for (int64_t k = 0; k < n; ++k) positions[static_cast<size_t>(k)] = start + k;
     inputs_[plan_.positions_index] = integers(positions_dtype, {n}, positions);
@@ -107,6 +113,54 @@ Array GenerationState::call(const char* phase, const std::vector<int64_t>& ids, 
     cached_.insert(cached_.end(), ids.begin(), ids.end());
   }
   return std::move(run.outputs[plan_.logits_index]);
+}
+
+GenerationState::RowsCall GenerationState::call_rows(const char* phase,
+                                                     const std::vector<Row>& rows) {
+  using clock = std::chrono::steady_clock;
+  const Bundle& b = module_.bundle();
+  const auto batch = static_cast<int64_t>(rows.size());
+  const auto seq = static_cast<int64_t>(rows.front().ids.size());
+  std::vector<int64_t> ids, positions, slots;
+  for (const Row& row : rows) {
+    ids.insert(ids.end(), row.ids.begin(), row.ids.end());
+    for (int64_t k = 0; k < seq; ++k) positions.push_back(row.start + k);
+    slots.push_back(row.slot);
+  }
+  inputs_[plan_.tokens_index] = integers(b.inputs[plan_.tokens_index].dtype, {batch, seq}, ids);
+  inputs_[plan_.positions_index] =
+      integers(b.inputs[plan_.positions_index].dtype, {batch, seq}, positions);
+  inputs_[*plan_.slot_index] = integers(b.inputs[*plan_.slot_index].dtype, {batch}, slots);
+  enter_stage(std::string("generating: ") + phase + " of " + std::to_string(batch) + " rows");
+  const bool prefill = std::strcmp(phase, kPrefillPhase) == 0;
+  const auto t0 = clock::now();
+  RunResult run = guarded(prefill ? prefill_ : decode_, [&] { return module_.execute(inputs_); });
+  RowsCall out;
+  out.ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+  out.profile = run.profile;
+  if (run.outputs.size() <= plan_.logits_index) {
+    throw RunnerError(ErrorKind::kExecutionFailed,
+                      b.dir + "/model.pte: method '" + b.method + "' returned " +
+                          std::to_string(run.outputs.size()) + " tensor outputs, generate needs " +
+                          std::to_string(plan_.logits_index + 1) + " (bundle.json io.outputs)");
+  }
+  out.logits = std::move(run.outputs[plan_.logits_index]);
+  if (out.logits.dtype != "float32" || out.logits.shape.empty() ||
+      out.logits.numel() != batch * plan_.vocab_size) {
+    throw RunnerError(ErrorKind::kExecutionFailed,
+                      "the logits output of a " + std::to_string(batch) + "-row call holds " +
+                          std::to_string(out.logits.numel()) + " values; generate reads [" +
+                          std::to_string(batch) + ", " + std::to_string(plan_.vocab_size) + "]");
+  }
+  return out;
+}
+
+std::vector<float> logits_row(const Array& logits, int64_t k) {
+  const int64_t row = logits.shape.back();
+  std::vector<float> out(static_cast<size_t>(row));
+  std::memcpy(out.data(), logits.data.data() + static_cast<size_t>(k * row) * sizeof(float),
+              out.size() * sizeof(float));
+  return out;
 }
 
 std::vector<float> last_row(const Array& logits) {

@@ -28,6 +28,22 @@ class GenerationState {
   Array call(const char* phase, const std::vector<int64_t>& ids, int64_t start,
              GenerationResult& stats);
 
+  /// One call of a slots program (llm version 3) under `phase`'s guard: row k feeds
+  /// `rows[k].ids` at positions rows[k].start, ... into cache slot rows[k].slot (all rows of
+  /// one length). Returns the logits [rows, vocab]; `profile` and `ms` say how it ran. The
+  /// single-conversation cached() is not touched: the caller keeps each slot's tokens.
+  struct Row {
+    std::vector<int64_t> ids;
+    int64_t start = 0;
+    int64_t slot = 0;
+  };
+  struct RowsCall {
+    Array logits;
+    int64_t profile = 0;
+    double ms = 0.0;
+  };
+  RowsCall call_rows(const char* phase, const std::vector<Row>& rows);
+
   /// The tokens whose keys and values the cache holds, position by position.
   const std::vector<int64_t>& cached() const noexcept { return cached_; }
 
@@ -49,6 +65,9 @@ class GenerationState {
 
 /// The last row (last dimension) of float32 `logits`: the next token's logits.
 std::vector<float> last_row(const Array& logits);
+
+/// Row `k` of float32 `logits` [rows, vocab] (a batched call's logits of its row k).
+std::vector<float> logits_row(const Array& logits, int64_t k);
 
 /// The index of the largest value of the last row of `logits` (sampler.h's argmax).
 int64_t argmax_last_row(const Array& logits);

@@ -6,7 +6,8 @@
 // answered at once, naming the field), answers `ping` and `cancel` itself — so a cancel
 // reaches a generation between two tokens — and queues the rest. The engine (this thread)
 // runs the queue in order, one request at a time: one loaded method, one KV cache, kept
-// between requests for prefix reuse. A request's failure is an error event; the engine
+// between requests for prefix reuse — or, on a slots program (llm version 3), up to N
+// requests at once with continuous batching (serve_slots.h). A request's failure is an error event; the engine
 // keeps serving. A constrained generation waits, before each token, for the `mask` the
 // reader hands it (the client runs the grammar; the engine sets the ids it refuses to -inf
 // before sampling). End of input or `shutdown`: the requests already read are answered, then
@@ -32,6 +33,8 @@
 #include "jobs.h"
 #include "process_memory.h"
 #include "serve_protocol.h"
+#include "serve_queue.h"
+#include "serve_slots.h"
 #include "stage.h"
 
 namespace trt_edge::runner::cli {
@@ -44,139 +47,16 @@ using serve::ServeRequest;
 /// The version of the protocol's events (the ready event's "interface").
 constexpr int kProtocolVersion = 2;
 
-/// Writes one event per line, whole, from either thread; notes a parent gone away.
-class EventWriter {
+/// Holds the queue for the lines of one read (Queue::hold), released however the scope ends.
+class HeldQueue {
  public:
-  void write(const Json& event) {
-    const std::string line = dumped(event) + "\n";
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (gone_) return;
-    size_t left = line.size();
-    const char* p = line.data();
-    while (left > 0) {
-      const ssize_t n = ::write(STDOUT_FILENO, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        gone_ = true;
-        return;
-      }
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
-  }
-  bool gone() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return gone_;
-  }
+  explicit HeldQueue(Queue& queue) : queue_(queue) { queue_.hold(); }
+  ~HeldQueue() { queue_.release(); }
+  HeldQueue(const HeldQueue&) = delete;
+  HeldQueue& operator=(const HeldQueue&) = delete;
 
  private:
-  mutable std::mutex mutex_;
-  bool gone_ = false;
-};
-
-Json error_event(const std::optional<std::string>& id, const std::string& kind,
-                 const std::string& message, const std::string& field) {
-  Json error{{"kind", kind}, {"message", message}};
-  if (!field.empty()) error["field"] = field;
-  return Json{{"id", id ? Json(*id) : Json(nullptr)}, {"event", "error"}, {"error", error}};
-}
-
-/// A queued or running request and its cancel flag.
-struct Job {
-  ServeRequest request;
-  std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
-};
-
-/// What the reader hands the engine: jobs in order, the masks of constrained generations,
-/// then the end (EOF or shutdown).
-class Queue {
- public:
-  /// false when `id` is already in flight (queued or running).
-  bool push(Job job) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (flags_.count(job.request.id)) return false;
-    flags_[job.request.id] = job.cancelled;
-    jobs_.push_back(std::move(job));
-    ready_.notify_one();
-    return true;
-  }
-  void close(std::optional<ServeRequest> shutdown) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    closed_ = true;
-    shutdown_ = std::move(shutdown);
-    ready_.notify_one();
-    mask_ready_.notify_all();
-  }
-  /// Keeps `mask` for its target if that is in flight; a mask for a request already finished
-  /// (it stopped at eos while the client sent the next mask) is dropped, not an error.
-  void deliver(serve::MaskRequest mask) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!flags_.count(mask.target)) return;
-    const std::string target = mask.target;
-    masks_[target].push_back(std::move(mask));
-    mask_ready_.notify_all();
-  }
-  /// The next mask for `id`, waiting for it; nullopt once `id` is cancelled, the input has
-  /// ended (no mask can come) or `gone()` (the parent stopped reading).
-  std::optional<serve::MaskRequest> await_mask(const std::string& id,
-                                               const std::function<bool()>& gone) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-      auto it = masks_.find(id);
-      if (it != masks_.end() && !it->second.empty()) {
-        serve::MaskRequest mask = std::move(it->second.front());
-        it->second.pop_front();
-        return mask;
-      }
-      auto flag = flags_.find(id);
-      if (closed_ || flag == flags_.end() || *flag->second || gone()) return std::nullopt;
-      // Woken by a mask, a cancel or the end; the timeout only rechecks `gone`.
-      mask_ready_.wait_for(lock, std::chrono::milliseconds(200));
-    }
-  }
-  /// The next job; nullopt once closed and drained.
-  std::optional<Job> pop() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    ready_.wait(lock, [&] { return !jobs_.empty() || closed_; });
-    if (jobs_.empty()) return std::nullopt;
-    Job job = std::move(jobs_.front());
-    jobs_.pop_front();
-    return job;
-  }
-  /// Marks `id` cancelled if it is in flight.
-  void cancel(const std::string& id) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = flags_.find(id);
-    if (it != flags_.end()) *it->second = true;
-    mask_ready_.notify_all();
-  }
-  /// Every job in flight: the parent is gone.
-  void cancel_all() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& [id, flag] : flags_) *flag = true;
-    mask_ready_.notify_all();
-  }
-  /// `id` is finished: forgotten before its terminal event, so the id is free again when
-  /// the client reads that event.
-  void finish(const std::string& id) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    flags_.erase(id);
-    masks_.erase(id);
-  }
-  std::optional<ServeRequest> shutdown() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return shutdown_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::condition_variable mask_ready_;
-  std::deque<Job> jobs_;
-  std::map<std::string, std::shared_ptr<std::atomic<bool>>> flags_;
-  std::map<std::string, std::deque<serve::MaskRequest>> masks_;
-  bool closed_ = false;
-  std::optional<ServeRequest> shutdown_;
+  Queue& queue_;
 };
 
 /// The reader thread: lines from stdin (each at most `cap` bytes) until EOF or shutdown.
@@ -229,6 +109,7 @@ void read_requests(Queue& queue, EventWriter& out, size_t cap) {
     const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
+    HeldQueue held(queue);  // the lines of one read reach the engine together
     for (ssize_t i = 0; i < n; ++i) {
       const char c = buffer[i];
       if (c != '\n') {
@@ -283,7 +164,8 @@ Json ready_event(const Options& o, const ProfiledModule& module,
     generation = Json{{"contract", to_string(plan->contract)},
                       {"vocab_size", plan->vocab_size},
                       {"max_cache_len", plan->max_cache_len},
-                      {"eos_token_ids", plan->eos_token_ids}};
+                      {"eos_token_ids", plan->eos_token_ids},
+                      {"slots", plan->slots}};
   }
   const Json facts = bundle_json(module, o);
   return Json{{"event", "ready"},
@@ -356,27 +238,7 @@ class Engine {
   std::optional<std::vector<uint32_t>> mask_for(const ServeRequest& r, int64_t index, Queue& queue) {
     auto mask = queue.await_mask(r.id, [&] { return out_.gone(); });
     if (!mask) return std::nullopt;
-    if (mask->index != index) {
-      throw RequestError("usage",
-                         "mask.index: " + std::to_string(mask->index) + " given; token " +
-                             std::to_string(index) + " is the next to sample",
-                         "mask.index");
-    }
-    const auto words = static_cast<size_t>((plan_->vocab_size + 31) / 32);
-    if (mask->allowed.size() != words) {
-      throw RequestError("usage",
-                         "mask.allowed: " + std::to_string(mask->allowed.size()) +
-                             " words; the vocabulary (" + std::to_string(plan_->vocab_size) +
-                             " ids) needs " + std::to_string(words),
-                         "mask.allowed");
-    }
-    bool any = false;
-    for (int64_t k = 0; k < plan_->vocab_size && !any; ++k) any = token_allowed(mask->allowed, k);
-    if (!any) {
-      throw RequestError("usage", "mask.allowed: allows no token of the vocabulary",
-                         "mask.allowed");
-    }
-    return std::move(mask->allowed);
+    return checked_mask(std::move(*mask), index, plan_->vocab_size);
   }
 
   Json generate(const ServeRequest& r, const std::atomic<bool>& cancelled, Queue& queue) {
@@ -411,18 +273,7 @@ class Engine {
     }
     enter_stage("serving request " + r.id);
     cache_overwritten_ = false;  // a cold start (or a failure, which forgets it) follows
-    const GenerationResult result = generator_->generate(g, callbacks);
-    const auto prompt = static_cast<int64_t>(g.prompt.size());
-    return Json{{"id", r.id},
-                {"event", "done"},
-                {"tokens", result.tokens},
-                {"stop", result.stop},
-                {"usage",
-                 Json{{"prompt_tokens", prompt},
-                      {"completion_tokens", static_cast<int64_t>(result.tokens.size())},
-                      {"reused_prompt_tokens", result.reused_prompt_tokens}}},
-                {"steps", steps_json(result)},
-                {"timings", result.timings()}};
+    return generate_done_event(r.id, generator_->generate(g, callbacks));
   }
 
   Request infer_request(const serve::InferRequest& in) const {
@@ -543,10 +394,14 @@ int run_serve(const Options& o, ProfiledModule& module) {
   enter_stage("serving");
   Queue queue;
   std::thread reader(read_requests, std::ref(queue), std::ref(out), o.max_request_bytes);
-  while (std::optional<Job> job = queue.pop()) {
-    if (out.gone()) queue.cancel_all();
-    engine.run(*job, queue);
-    enter_stage("serving");
+  if (engine.plan() && engine.plan()->slots > 1) {
+    serve_slots(module, *engine.plan(), queue, out, [&](Job& job) { engine.run(job, queue); });
+  } else {
+    while (std::optional<Job> job = queue.pop()) {
+      if (out.gone()) queue.cancel_all();
+      engine.run(*job, queue);
+      enter_stage("serving");
+    }
   }
   if (const auto shutdown = queue.shutdown()) {
     out.write(Json{{"id", shutdown->id}, {"event", "done"}});

@@ -248,6 +248,7 @@ RunResult ProfiledModule::execute(const std::vector<Array>& inputs) {
     if (llm.window_input) {
       check_cache_window(llm, inputs[llm.positions_index], inputs[llm.window_index]);
     }
+    if (llm.slot_input) check_cache_slots(llm, inputs[llm.slot_index]);
   }
   const Request request = decision_.profile0_only ? Request::default_request() : current_request();
 

@@ -82,14 +82,16 @@ void fill_counting(Array& a) {
   for (int64_t i = 0; i < a.numel(); ++i) p[i] = static_cast<T>(i);
 }
 
-/// A causal LM's cache positions (and, version 2, its attended window) are not data but
-/// where the call writes and reads the cache: random ones are calls no application makes,
-/// which an attention kernel may refuse (the fused kernel needs start + seq <= slots). Made
-/// up, they are a prefill from an empty cache: 0..n-1.
+/// A causal LM's cache positions (and, version 2, its attended window; version 3, the slot of
+/// each row) are not data but where the call writes and reads the cache: random ones are
+/// calls no application makes, which an attention kernel may refuse (the fused kernel needs
+/// start + seq <= slots) or the slot check does (a slot named twice). Made up, they are a
+/// prefill from an empty cache into distinct slots: 0..n-1.
 bool counts_cache_slots(const Bundle& bundle, size_t index) {
   if (!bundle.llm) return false;
   return index == bundle.llm->positions_index ||
-         (bundle.llm->window_input && index == bundle.llm->window_index);
+         (bundle.llm->window_input && index == bundle.llm->window_index) ||
+         (bundle.llm->slot_input && index == bundle.llm->slot_index);
 }
 
 }  // namespace

@@ -2,6 +2,25 @@
 
 namespace trt_edge::runner {
 
+int64_t sample_token(Sampler& sampler, std::vector<float> row, const std::vector<int64_t>& seen,
+                     const std::vector<uint32_t>* allowed) {
+  if (!allowed) return sampler.next(row, seen);
+  apply_token_mask(row, *allowed);
+  const int64_t token = sampler.next(row, seen);
+  // A draw lands on a masked id only through rounding at the end of the walk: the most
+  // likely allowed id then, never a token the grammar refused.
+  return token_allowed(*allowed, token) ? token : argmax(row);
+}
+
+const char* stop_reason(const StopRule& rule, int64_t token, size_t made, int64_t position,
+                        int64_t cache_len) {
+  if (rule.eos_token_ids.count(token)) return "eos";
+  if (rule.stop_token_ids.count(token)) return "stop_token";
+  if (static_cast<int64_t>(made) >= rule.max_new_tokens) return "max_new_tokens";
+  if (position >= cache_len) return "cache_full";  // the token cannot be fed back: no slot left
+  return nullptr;
+}
+
 void generate_tokens(GenerationState& state, Sampler& sampler, Array logits, int64_t position,
                      std::vector<int64_t> seen, const StopRule& rule,
                      const TokenCallbacks& callbacks, GenerationResult& stats,
@@ -15,14 +34,9 @@ void generate_tokens(GenerationState& state, Sampler& sampler, Array logits, int
         stats.stop = "cancelled";
         break;
       }
-      std::vector<float> row = last_row(logits);
-      apply_token_mask(row, *allowed);
-      token = sampler.next(row, seen);
-      // A draw lands on a masked id only through rounding at the end of the walk: the most
-      // likely allowed id then, never a token the grammar refused.
-      if (!token_allowed(*allowed, token)) token = argmax(row);
+      token = sample_token(sampler, last_row(logits), seen, &*allowed);
     } else {
-      token = sampler.next(last_row(logits), seen);
+      token = sample_token(sampler, last_row(logits), seen, nullptr);
     }
     if (stats.tokens.empty()) stats.first_token_s = seconds_since_start();
     stats.tokens.push_back(token);
@@ -30,14 +44,8 @@ void generate_tokens(GenerationState& state, Sampler& sampler, Array logits, int
     if (callbacks.on_token) {
       callbacks.on_token(static_cast<int64_t>(stats.tokens.size()) - 1, token);
     }
-    if (rule.eos_token_ids.count(token)) {
-      stats.stop = "eos";
-    } else if (rule.stop_token_ids.count(token)) {
-      stats.stop = "stop_token";
-    } else if (static_cast<int64_t>(stats.tokens.size()) >= rule.max_new_tokens) {
-      stats.stop = "max_new_tokens";
-    } else if (position >= cache_len) {
-      stats.stop = "cache_full";  // the token cannot be fed back: no slot left
+    if (const char* stop = stop_reason(rule, token, stats.tokens.size(), position, cache_len)) {
+      stats.stop = stop;
     } else if (callbacks.cancelled && callbacks.cancelled()) {
       stats.stop = "cancelled";
     } else {

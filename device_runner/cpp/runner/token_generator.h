@@ -31,6 +31,17 @@ struct TokenCallbacks {
   std::function<std::optional<std::vector<uint32_t>>(int64_t index)> allowed;
 };
 
+/// The next token from one row of logits: masked first when `allowed` is given (a draw that
+/// lands on a masked id through rounding becomes the most likely allowed id).
+int64_t sample_token(Sampler& sampler, std::vector<float> row, const std::vector<int64_t>& seen,
+                     const std::vector<uint32_t>* allowed);
+
+/// Which rule ends a generation after its `made`-th token `token`, the next cache position to
+/// write being `position` (cache_len: the cache's length); nullptr when it goes on (a cancel
+/// is the caller's to check).
+const char* stop_reason(const StopRule& rule, int64_t token, size_t made, int64_t position,
+                        int64_t cache_len);
+
 /// Samples the first token from `logits` (the prompt's), then decodes until a stop: the
 /// stop token is kept in stats.tokens; stats.stop says which rule ended it ("eos",
 /// "stop_token", "max_new_tokens", "cache_full", "cancelled"). `position` is the next

@@ -230,6 +230,84 @@ void windows() {
   CHECK(kind == ErrorKind::kRequestRefused);
 }
 
+/// `runtime.slots` (llm version 3): the plan reads the slots and the decode batch; a profile
+/// that cannot take one row per prompt call is refused.
+void slot_plans() {
+  Bundle b = causal_lm();
+  const std::string batch("batch"), seq("seq");
+  b.inputs = {TensorSpec{"input_ids", "int64", {batch, seq}, std::nullopt},
+              TensorSpec{"cache_position", "int64", {batch, seq}, std::nullopt},
+              TensorSpec{"cache_slot", "int64", {batch}, std::nullopt}};
+  b.outputs = {TensorSpec{"output_0", "float32", {batch, int64_t{512}}, std::nullopt}};
+  b.profiles = {Profile{"decode", {{"batch", DimRange{1, 2, 2}}, {"seq", DimRange{1, 1, 1}}}},
+                Profile{"prefill", {{"batch", DimRange{1, 1, 1}}, {"seq", DimRange{2, 8, 24}}}}};
+  b.llm->version = kLlmSectionSlotsVersion;
+  b.llm->slot_input = "cache_slot";
+  b.llm->slot_index = 2;
+  b.llm->slots = 4;
+  const GenerationPlan plan = plan_generation(b, {2, 3, 4}, 8);
+  CHECK(plan.slot_index && *plan.slot_index == 2);
+  CHECK(plan.slots == 4 && plan.decode_batch_max == 2);  // 4 rows: two decode calls of 2
+  CHECK(plan.prefill_low == 2 && plan.prefill_high == 24);
+  ErrorKind kind;
+  Bundle paired = b;
+  paired.profiles[1].dims["batch"] = DimRange{2, 2, 2};
+  CHECK(has(refusal(paired, {2, 3}, 2, &kind),
+            "the prefill and decode profiles must take batch 1"));
+  CHECK(kind == ErrorKind::kRequestRefused);
+  Bundle flat = b;
+  flat.inputs[2].shape = {seq};
+  CHECK(has(refusal(flat, {2, 3}, 2, &kind), "'cache_slot' (llm.inputs.slot) is not an integer"));
+}
+
+/// The slot a request goes to on a slots program: the longest reusable prefix among the free
+/// slots; a tie, no match or a cold start: the least recently used free slot.
+void slot_choice() {
+  const std::vector<int64_t> a{1, 2, 3, 4}, b{1, 2, 9}, empty;
+  std::vector<SlotView> slots{{&a, 5, false}, {&b, 1, false}, {&empty, 3, false}};
+  const std::vector<int64_t> prompt{1, 2, 3, 4, 7};
+  SlotChoice c = choose_slot(slots, prompt, true);
+  CHECK(c.slot == 0 && c.reused == 4);
+  c = choose_slot(slots, {1, 2, 5}, true);  // slots 0 and 1 share 2 tokens: the older, 1
+  CHECK(c.slot == 1 && c.reused == 2);
+  c = choose_slot(slots, prompt, false);  // cold: the least recently used
+  CHECK(c.slot == 1 && c.reused == 0);
+  c = choose_slot(slots, {8, 8}, true);  // no match: the least recently used
+  CHECK(c.slot == 1 && c.reused == 0);
+  slots[0].busy = true;  // a busy slot is never chosen, whatever it holds
+  c = choose_slot(slots, prompt, true);
+  CHECK(c.slot == 1 && c.reused == 2);
+  c = choose_slot(slots, {1, 2, 3, 4}, true);  // the last prompt token always runs
+  CHECK(c.reused == 2);
+}
+
+/// A slots program's slot input: each row one of [0, slots), each slot at most once.
+void slot_ids() {
+  LlmSection llm;
+  llm.slot_input = "cache_slot";
+  llm.slots = 4;
+  auto ids = [](const std::vector<int64_t>& values) {
+    Array a;
+    a.dtype = "int64";
+    a.shape = {static_cast<int64_t>(values.size())};
+    const auto* bytes = reinterpret_cast<const uint8_t*>(values.data());
+    a.data.assign(bytes, bytes + values.size() * sizeof(int64_t));
+    return a;
+  };
+  auto refusal = [&](const std::vector<int64_t>& values) {
+    try {
+      check_cache_slots(llm, ids(values));
+    } catch (const RunnerError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(refusal({0, 3, 1}).empty());
+  CHECK(has(refusal({4}), "input 'cache_slot' names slot 4: the program holds slots [0, 4)"));
+  CHECK(has(refusal({-1}), "names slot -1"));
+  CHECK(has(refusal({1, 2, 1}), "input 'cache_slot' names slot 1 twice"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -242,6 +320,9 @@ int main(int argc, char** argv) {
   prompt_calls_and_timings();
   plans();
   windows();
+  slot_plans();
+  slot_choice();
+  slot_ids();
   if (failures) {
     std::printf("%d check(s) failed\n", failures);
     return 1;

@@ -505,6 +505,8 @@ ENGINE_READY = document(
                         "vocab_size": integer(minimum=1),
                         "max_cache_len": integer(minimum=1),
                         "eos_token_ids": array(integer()),
+                        # How many requests generate at once (runtime.slots; 1 without).
+                        "slots": integer(minimum=1),
                     }
                 )
             ),

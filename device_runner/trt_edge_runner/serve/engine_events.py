@@ -111,12 +111,14 @@ class TensorSpec:
 
 @dataclass(frozen=True)
 class GenerationFacts:
-    """What the engine generates with: the contract, vocabulary, cache length, eos ids."""
+    """What the engine generates with: the contract, vocabulary, cache length, eos ids, and
+    how many requests it generates at once (the program's slots; 1 without)."""
 
     contract: str
     vocab_size: int
     max_cache_len: int
     eos_token_ids: tuple[int, ...]
+    slots: int
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,7 @@ def decode_ready(doc: Mapping[str, Any]) -> EngineInfo:
             generation["vocab_size"],
             generation["max_cache_len"],
             tuple(generation["eos_token_ids"]),
+            generation["slots"],
         ),
     )
 

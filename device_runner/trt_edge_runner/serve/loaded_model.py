@@ -100,7 +100,11 @@ class LoadedModel:
         text = None
         if llm is not None and llm.tokenizer is not None:
             text = BundleText.from_bundle(bundle, llm)
-        scheduler = Scheduler(options.max_queue, options.timeout_s, metrics.queue_depth.set)
+        # A slots bundle's engine generates up to `slots` requests at once (bundle.json llm).
+        slots = llm.slots if llm is not None else 1
+        scheduler = Scheduler(
+            options.max_queue, options.timeout_s, metrics.queue_depth.set, slots=slots
+        )
         model: LoadedModel
 
         async def smoke(engine: EngineProcess) -> None:

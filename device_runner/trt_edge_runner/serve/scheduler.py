@@ -1,7 +1,9 @@
-"""Who runs next: one request in the engine, a bounded queue before it, a deadline for each.
+"""Who runs next: `slots` requests in the engine, a bounded queue before them, a deadline each.
 
-The engine serves one request at a time (one loaded method, one KV cache). A request beyond
-the one running waits here, first come first served; when `max_queue` already wait, it is
+The engine serves one request at a time (one loaded method, one KV cache), or — on a bundle
+built with `runtime.slots` N — up to N at once, each in its own slot, decoded together
+(continuous batching, docs/serving.md). A request beyond those running waits here, first
+come first served; when `max_queue` already wait, it is
 refused at once with 503 and `Retry-After` (the client backs off instead of piling up
 sockets). Each request has a deadline covering its wait and its run; past it the caller gets
 504 and the engine is told to stop. `drain` lets a hot swap wait for the last request of an
@@ -21,17 +23,20 @@ RETRY_AFTER_S = 1
 
 
 class Scheduler:
-    """A FIFO turn in front of one engine, with `max_queue` waiting places."""
+    """FIFO turns in front of one engine: `slots` held at once, `max_queue` waiting places."""
 
     def __init__(
         self,
         max_queue: int,
         timeout_s: float,
         on_depth: Callable[[int], None] = lambda depth: None,
+        slots: int = 1,
     ) -> None:
         self.max_queue = max_queue
         self.timeout_s = timeout_s
-        self._turn = asyncio.Lock()
+        self.slots = slots
+        # FIFO: asyncio's semaphore wakes its waiters in the order they came.
+        self._turn = asyncio.Semaphore(slots)
         self._active = 0
         self._holding = 0
         self._idle = asyncio.Event()
@@ -54,8 +59,8 @@ class Scheduler:
 
     @asynccontextmanager
     async def turn(self, deadline: float) -> AsyncIterator[None]:
-        """Wait for the engine (503 when the queue is full, 504 past `deadline`), hold it."""
-        if self._active >= self.max_queue + 1:
+        """Wait for a turn (503 when the queue is full, 504 past `deadline`), hold it."""
+        if self._active >= self.max_queue + self.slots:
             raise ApiError(
                 503,
                 f"the service is busy: {self.waiting} requests already wait "
