@@ -12,12 +12,14 @@ token, XNNPACK's dynamically quantized GEMM per row). The quantized slots progra
 bit-equal to the same folder's quantized program without slots, and within a stated distance
 of eager torchao-quantized transformers with the same greedy tokens.
 """
+
 from __future__ import annotations
 
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -109,24 +111,27 @@ def _single_program_chain(bundle: Path, chunks: list[list[int]]) -> list[np.ndar
     from trt_edge.llm.generation import method_inputs
 
     runner = _runner(bundle)
+    section = runner.manifest.llm
+    assert section is not None
     names = [spec.name for spec in runner.manifest.inputs]
     out, start = [], 0
     for chunk in chunks:
         phase = "prefill" if len(chunk) > 1 else "decode"
-        run = runner.run(phase, method_inputs(runner.manifest.llm, names, chunk, start))
+        run = runner.run(phase, method_inputs(section, names, chunk, start))
         out.append(np.asarray(run.outputs[0]).reshape(-1))
         start += len(chunk)
     return out
 
 
-def _eager_quantized(folder: Path) -> object:
+def _eager_quantized(folder: Path) -> Any:
     """The folder's transformers model with the build's own 8da4w step applied (torchao)."""
     import torch
     from transformers import AutoModelForCausalLM
     from trt_edge.manifest.quantization import Quantization
     from trt_edge.pipeline.quantize import QuantizeStep
 
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    model: Any = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    model.eval()
     step = QuantizeStep(Quantization(linear="8da4w", embedding=None, group_size=32), "xnnpack")
     return step.apply(model)
 
@@ -153,7 +158,8 @@ def test_the_quantized_slots_program_is_the_quantized_program_without_slots(
     for prompt in PROMPTS:
         tokens, logits = _alone(slotted, prompt)
         chunks = [prompt] + [[t] for t in tokens]
-        for step, (a, b) in enumerate(zip(logits, _single_program_chain(single, chunks), strict=True)):
+        without = _single_program_chain(single, chunks)
+        for step, (a, b) in enumerate(zip(logits, without, strict=True)):
             assert np.array_equal(a, b), f"step {step}: max diff {np.abs(a - b).max()}"
         eager = [row[0] for row in eager_chain(model, chunks)]
         assert [int(e.argmax()) for e in eager[:-1]] == tokens
@@ -183,8 +189,6 @@ def test_a_slot_outside_the_program_or_named_twice_is_refused(
         _call(runner, "decode", [[1]], [0], [SLOTS])
     with pytest.raises(TrtEdgeError, match="names slot 1 twice"):
         _call(runner, "decode", [[1], [2]], [0, 0], [1, 1])
-
-
 
 
 def _validate(
