@@ -63,6 +63,8 @@ build:
 # `runtime.slots` minis (`slots_manifest_text`): four conversations, decode advancing 1..4 at
 # once, prefill one at a time; `attention: all` (slots take no other yet).
 SLOTS = 4
+# The quantized slots bundles' linear layers (tests/llm/test_slots.py, tests/serve).
+LINEAR_8DA4W = "{linear: 8da4w, group_size: 32}"
 SLOTS_PROFILES = """\
 profiles:
   - name: decode

@@ -28,11 +28,16 @@ from trt_edge_runner.runner import Runner
 
 from tests.helpers.session_builds import build_once
 from tests.llm.conftest import build_bundle
-from tests.llm.llm_folders import ARCHITECTURES, PREFILL_MAX, QUANTIZED_BUDGET, SLOTS
+from tests.llm.llm_folders import (
+    ARCHITECTURES,
+    LINEAR_8DA4W,
+    PREFILL_MAX,
+    QUANTIZED_BUDGET,
+    SLOTS,
+)
 
 PROMPTS = ([5, 17, 99, 3, 250], [7] * 9, list(range(40, 53)), [300, 301, 302])
 STEPS = 6
-LINEAR_8DA4W = "{linear: 8da4w, group_size: 32}"
 # Largest |logit| difference between the quantized program and eager torchao-quantized
 # transformers: XNNPACK's int8 GEMM and torchao's reference dequantize-then-matmul round
 # differently (measured on the Qwen3 mini: at most 0.11, its fp32 logits span about +-4).

@@ -1,7 +1,8 @@
 """A `runtime.slots` bundle served (issue 29): the official `openai` client's concurrent
 streaming greedy requests run at once in the engine's slots (continuous batching), and each
 stream's text is the one the same request gets alone — completions and chat, on the four mini
-architectures (their slots bundles are built once per session for tests/llm/test_slots.py)."""
+architectures, and on the Qwen3 mini with 8da4w linear layers (their slots bundles are built
+once per session for tests/llm/test_slots.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import openai
 import pytest
 
 from tests.llm.conftest import slots_bundle
-from tests.llm.llm_folders import ARCHITECTURES, SLOTS
+from tests.llm.llm_folders import ARCHITECTURES, LINEAR_8DA4W, SLOTS
 from tests.serve.conftest import Served, bundle_doc
 
 __all__ = ["slots_bundle"]  # the fixture, defined in tests/llm/conftest.py
@@ -48,12 +49,21 @@ def requests_for(bundle: Path) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize(
-    "arch", [pytest.param(a, marks=pytest.mark.xdist_group(f"llm-{a}")) for a in ARCHITECTURES]
+    ("arch", "quantize"),
+    [
+        *(pytest.param(a, None, marks=pytest.mark.xdist_group(f"llm-{a}")) for a in ARCHITECTURES),
+        pytest.param(
+            "qwen3", LINEAR_8DA4W, marks=pytest.mark.xdist_group("llm-qwen3"), id="qwen3-8da4w"
+        ),
+    ],
 )
 def test_concurrent_streams_equal_each_request_alone(
-    arch: str, slots_bundle: Callable[..., Path], serve_bundle: Callable[..., Served]
+    arch: str,
+    quantize: str | None,
+    slots_bundle: Callable[..., Path],
+    serve_bundle: Callable[..., Served],
 ) -> None:
-    bundle = slots_bundle(arch)
+    bundle = slots_bundle(arch, quantize)
     served = serve_bundle(bundle)
     name = bundle_doc(bundle)["model"]["name"]
     asks = requests_for(bundle)
