@@ -211,3 +211,31 @@ def test_a_follow_up_reuses_its_slots_cache_and_equals_a_cold_run(
     assert done_of(warm, "y2")["tokens"] == solo(
         trt_edge_run, bundle, request("y3", follow["y1"], 6)
     )
+
+
+def test_a_request_cancelled_while_it_waits_is_answered_before_a_slot_frees(
+    trt_edge_run: Path, slots_bundle: Callable[..., Path]
+) -> None:
+    """The slots hold constrained streams waiting for their second mask, which never comes;
+    an infer held to run alone and a generate queued behind it are cancelled: each gets its
+    `cancelled` error while every stream still waits, not once a slot frees."""
+    bundle = slots_bundle("qwen3")
+    streams = {f"s{k}" for k in range(SLOTS - 1)}
+    busy = [request(rid, PROMPTS[0], 5, constrained=True) for rid in sorted(streams)]
+    infer = {"id": "i", "op": "infer", "request": {"phase": "decode"}, "inputs": []}
+    with Engine(trt_edge_run, bundle) as engine:
+        vocab = engine.event()["generation"]["vocab_size"]
+        engine.send(*busy, *[all_allowed(vocab, rid, 0) for rid in sorted(streams)])
+        started = [engine.event() for _ in range(2 * len(streams))]  # mask answers, token 0s
+        assert sorted(e["id"] for e in started if e["event"] == "token") == sorted(streams)
+        engine.send(infer, request("q", PROMPTS[3], 5))
+        engine.send({"id": "ci", "op": "cancel", "target": "i"})
+        engine.send({"id": "cq", "op": "cancel", "target": "q"})
+        events = collect(engine, {"ci", "cq", "i", "q"})
+        engine.send(*[{"id": f"c-{rid}", "op": "cancel", "target": rid} for rid in streams])
+        rest = collect(engine, streams)
+    assert not [e for e in events if e["id"] in streams and e["event"] != "token"], events + rest
+    for rid in ("i", "q"):
+        (error,) = [e for e in events if e["id"] == rid]
+        assert error["event"] == "error" and error["error"]["kind"] == "cancelled", events + rest
+    assert all(done_of(rest, rid)["stop"] == "cancelled" for rid in streams), events + rest

@@ -72,6 +72,7 @@ class SlotLoop {
     for (;;) {
       const uint64_t seen = queue_.activity();
       if (out_.gone()) queue_.cancel_all();
+      answer_cancelled();
       admit();
       if (!held_.empty() && busy() == 0) {
         run_alone(held_.front());
@@ -99,6 +100,22 @@ class SlotLoop {
   size_t busy() const {
     return static_cast<size_t>(std::count_if(
         slots_.begin(), slots_.end(), [](const Slot& s) { return s.conversation != nullptr; }));
+  }
+
+  /// Requests cancelled while they waited (in the queue or held for running alone) get their
+  /// error now: waiting for a free slot could take as long as the longest stream.
+  void answer_cancelled() {
+    for (Job& job : queue_.take_cancelled()) {
+      fail(job, "cancelled", "cancelled before it started", "");
+    }
+    for (auto it = held_.begin(); it != held_.end();) {
+      if (*it->cancelled) {
+        fail(*it, "cancelled", "cancelled before it started", "");
+        it = held_.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
 
   /// Queued requests into free slots, in order; an infer stops admission until it has run.
