@@ -34,6 +34,7 @@ struct Conversation {
   Next next = Next::kPrefill;
   std::vector<float> row;  ///< kSample: the logits of the next token
   int64_t admitted = 0;    ///< admission order: the oldest prompt is prefilled first
+  /// Admission: the done event's timings count from here (docs/engine-protocol.md, slots).
   clock_type::time_point started = clock_type::now();
 
   Conversation(Job j, const GenerationPlan& plan)
