@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import struct
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -239,3 +240,36 @@ def test_a_request_cancelled_while_it_waits_is_answered_before_a_slot_frees(
         (error,) = [e for e in events if e["id"] == rid]
         assert error["event"] == "error" and error["error"]["kind"] == "cancelled", events + rest
     assert all(done_of(rest, rid)["stop"] == "cancelled" for rid in streams), events + rest
+
+
+def int64_tensor(name: str, shape: list[int], values: list[int]) -> dict[str, Any]:
+    """An `infer` input of int64 `values` shaped `shape` (docs/engine-protocol.md)."""
+    data = struct.pack(f"<{len(values)}q", *values)
+    return {"name": name, "dtype": "int64", "shape": shape, "b64": base64.b64encode(data).decode()}
+
+
+def test_an_infer_whose_inputs_disagree_on_batch_is_refused_naming_them(
+    trt_edge_run: Path, slots_bundle: Callable[..., Path]
+) -> None:
+    """input_ids and cache_position of 2 rows but cache_slot of 1: each shape alone is inside
+    the decode profile, the call is not. Refused naming the symbol and both inputs (as the
+    Python runner does), not an opaque ExecuTorch failure; the engine goes on serving."""
+    bundle = slots_bundle("qwen3")
+    inputs = [
+        int64_tensor("input_ids", [2, 1], [5, 6]),
+        int64_tensor("cache_position", [2, 1], [0, 0]),
+        int64_tensor("cache_slot", [1], [0]),
+    ]
+    with Engine(trt_edge_run, bundle) as engine:
+        engine.event()
+        body = {"id": "i", "op": "infer", "request": {"phase": "decode"}, "inputs": inputs}
+        refused = terminal(engine.request(body))
+        after = terminal(engine.request(request("g", PROMPTS[0], 4)))
+    assert refused["event"] == "error", refused
+    assert refused["error"]["kind"] == "request_refused"
+    assert refused["error"]["field"] == "inputs"
+    message = refused["error"]["message"]
+    assert "symbol 'batch' is 2 in input 'input_ids' but 1 in input 'cache_slot'" in message
+    assert after["event"] == "done" and after["tokens"] == solo(
+        trt_edge_run, bundle, request("g", PROMPTS[0], 4)
+    )
