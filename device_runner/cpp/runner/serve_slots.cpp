@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <new>
 
@@ -310,6 +311,14 @@ class SlotLoop {
     } catch (const std::bad_alloc&) {
       for (Slot* s : slots) {
         fail(s->conversation->job, "internal", "out of memory", "");
+        s->cached.clear();
+        free(*s);
+      }
+    } catch (const std::exception& e) {
+      // As Engine::run: any other failure fails these rows, never the whole engine (an
+      // exception out of the loop would end the process and every stream with it).
+      for (Slot* s : slots) {
+        fail(s->conversation->job, "internal", e.what(), "");
         s->cached.clear();
         free(*s);
       }
