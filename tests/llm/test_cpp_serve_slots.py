@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import struct
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -210,4 +211,65 @@ def test_a_follow_up_reuses_its_slots_cache_and_equals_a_cold_run(
     assert done_of(warm, "x2")["tokens"] == cold["tokens"]
     assert done_of(warm, "y2")["tokens"] == solo(
         trt_edge_run, bundle, request("y3", follow["y1"], 6)
+    )
+
+
+def test_a_request_cancelled_while_it_waits_is_answered_before_a_slot_frees(
+    trt_edge_run: Path, slots_bundle: Callable[..., Path]
+) -> None:
+    """The slots hold constrained streams waiting for their second mask, which never comes;
+    an infer held to run alone and a generate queued behind it are cancelled: each gets its
+    `cancelled` error while every stream still waits, not once a slot frees."""
+    bundle = slots_bundle("qwen3")
+    streams = {f"s{k}" for k in range(SLOTS - 1)}
+    busy = [request(rid, PROMPTS[0], 5, constrained=True) for rid in sorted(streams)]
+    infer = {"id": "i", "op": "infer", "request": {"phase": "decode"}, "inputs": []}
+    with Engine(trt_edge_run, bundle) as engine:
+        vocab = engine.event()["generation"]["vocab_size"]
+        engine.send(*busy, *[all_allowed(vocab, rid, 0) for rid in sorted(streams)])
+        started = [engine.event() for _ in range(2 * len(streams))]  # mask answers, token 0s
+        assert sorted(e["id"] for e in started if e["event"] == "token") == sorted(streams)
+        engine.send(infer, request("q", PROMPTS[3], 5))
+        engine.send({"id": "ci", "op": "cancel", "target": "i"})
+        engine.send({"id": "cq", "op": "cancel", "target": "q"})
+        events = collect(engine, {"ci", "cq", "i", "q"})
+        engine.send(*[{"id": f"c-{rid}", "op": "cancel", "target": rid} for rid in streams])
+        rest = collect(engine, streams)
+    assert not [e for e in events if e["id"] in streams and e["event"] != "token"], events + rest
+    for rid in ("i", "q"):
+        (error,) = [e for e in events if e["id"] == rid]
+        assert error["event"] == "error" and error["error"]["kind"] == "cancelled", events + rest
+    assert all(done_of(rest, rid)["stop"] == "cancelled" for rid in streams), events + rest
+
+
+def int64_tensor(name: str, shape: list[int], values: list[int]) -> dict[str, Any]:
+    """An `infer` input of int64 `values` shaped `shape` (docs/engine-protocol.md)."""
+    data = struct.pack(f"<{len(values)}q", *values)
+    return {"name": name, "dtype": "int64", "shape": shape, "b64": base64.b64encode(data).decode()}
+
+
+def test_an_infer_whose_inputs_disagree_on_batch_is_refused_naming_them(
+    trt_edge_run: Path, slots_bundle: Callable[..., Path]
+) -> None:
+    """input_ids and cache_position of 2 rows but cache_slot of 1: each shape alone is inside
+    the decode profile, the call is not. Refused naming the symbol and both inputs (as the
+    Python runner does), not an opaque ExecuTorch failure; the engine goes on serving."""
+    bundle = slots_bundle("qwen3")
+    inputs = [
+        int64_tensor("input_ids", [2, 1], [5, 6]),
+        int64_tensor("cache_position", [2, 1], [0, 0]),
+        int64_tensor("cache_slot", [1], [0]),
+    ]
+    with Engine(trt_edge_run, bundle) as engine:
+        engine.event()
+        body = {"id": "i", "op": "infer", "request": {"phase": "decode"}, "inputs": inputs}
+        refused = terminal(engine.request(body))
+        after = terminal(engine.request(request("g", PROMPTS[0], 4)))
+    assert refused["event"] == "error", refused
+    assert refused["error"]["kind"] == "request_refused"
+    assert refused["error"]["field"] == "inputs"
+    message = refused["error"]["message"]
+    assert "symbol 'batch' is 2 in input 'input_ids' but 1 in input 'cache_slot'" in message
+    assert after["event"] == "done" and after["tokens"] == solo(
+        trt_edge_run, bundle, request("g", PROMPTS[0], 4)
     )

@@ -3,8 +3,11 @@
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <new>
 #include <stdexcept>
+#include <string>
+#include <variant>
 
 #include "cache_bounds.h"
 #include "dtypes.h"
@@ -48,6 +51,30 @@ Dims dims_of(const Array& a) {
     d.push_back(e);
   }
   return d;
+}
+
+/// Inputs whose bundle.json shapes share a symbol (a slots program's `batch` in input_ids,
+/// cache_position and cache_slot) must agree on it: each dim alone may be inside a profile
+/// while the call is not, and the method then fails inside a kernel with an opaque error
+/// (0x12). Mirrors trt_edge_runner.runner.Runner._check_symbols (the same message).
+void check_symbols(const std::vector<TensorSpec>& specs, const std::vector<Array>& inputs) {
+  std::map<std::string, std::pair<int64_t, size_t>> seen;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const auto& shape = specs[i].shape;
+    for (size_t d = 0; d < shape.size() && d < inputs[i].shape.size(); ++d) {
+      if (!std::holds_alternative<std::string>(shape[d])) continue;
+      const std::string& sym = std::get<std::string>(shape[d]);
+      const int64_t value = inputs[i].shape[d];
+      const auto [first, inserted] = seen.emplace(sym, std::make_pair(value, i));
+      if (inserted || first->second.first == value) continue;
+      throw RunnerError(ErrorKind::kRequestRefused,
+                        "symbol '" + sym + "' is " + std::to_string(first->second.first) +
+                            " in input '" + specs[first->second.second].name + "' but " +
+                            std::to_string(value) + " in input '" + specs[i].name + "' (dim " +
+                            std::to_string(d) + "); inputs sharing a symbol must agree")
+          .with_input(specs[i].name);
+    }
+  }
 }
 
 }  // namespace
@@ -242,6 +269,7 @@ RunResult ProfiledModule::execute(const std::vector<Array>& inputs) {
     }
     dims.push_back(dims_of(inputs[i]));
   }
+  check_symbols(bundle_.inputs, inputs);
   if (bundle_.llm) {
     const LlmSection& llm = *bundle_.llm;
     check_cache_positions(llm, inputs[llm.positions_index]);

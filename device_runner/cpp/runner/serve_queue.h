@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "documents.h"
 #include "generation_stats.h"
@@ -171,6 +172,21 @@ class Queue {
     Job job = std::move(jobs_.front());
     jobs_.pop_front();
     return job;
+  }
+  /// The queued jobs cancelled before they started, taken out of the queue: the slots loop
+  /// answers them at once, not when a slot frees (the slots may stay busy for a long time).
+  std::vector<Job> take_cancelled() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<Job> cancelled;
+    for (auto it = jobs_.begin(); it != jobs_.end();) {
+      if (*it->cancelled) {
+        cancelled.push_back(std::move(*it));
+        it = jobs_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return cancelled;
   }
   /// The next mask for `id` if it has arrived (the slots loop samples a constrained row only
   /// then); nullopt otherwise.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <new>
 
@@ -34,6 +35,7 @@ struct Conversation {
   Next next = Next::kPrefill;
   std::vector<float> row;  ///< kSample: the logits of the next token
   int64_t admitted = 0;    ///< admission order: the oldest prompt is prefilled first
+  /// Admission: the done event's timings count from here (docs/engine-protocol.md, slots).
   clock_type::time_point started = clock_type::now();
 
   Conversation(Job j, const GenerationPlan& plan)
@@ -72,6 +74,7 @@ class SlotLoop {
     for (;;) {
       const uint64_t seen = queue_.activity();
       if (out_.gone()) queue_.cancel_all();
+      answer_cancelled();
       admit();
       if (!held_.empty() && busy() == 0) {
         run_alone(held_.front());
@@ -99,6 +102,22 @@ class SlotLoop {
   size_t busy() const {
     return static_cast<size_t>(std::count_if(
         slots_.begin(), slots_.end(), [](const Slot& s) { return s.conversation != nullptr; }));
+  }
+
+  /// Requests cancelled while they waited (in the queue or held for running alone) get their
+  /// error now: waiting for a free slot could take as long as the longest stream.
+  void answer_cancelled() {
+    for (Job& job : queue_.take_cancelled()) {
+      fail(job, "cancelled", "cancelled before it started", "");
+    }
+    for (auto it = held_.begin(); it != held_.end();) {
+      if (*it->cancelled) {
+        fail(*it, "cancelled", "cancelled before it started", "");
+        it = held_.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
 
   /// Queued requests into free slots, in order; an infer stops admission until it has run.
@@ -292,6 +311,14 @@ class SlotLoop {
     } catch (const std::bad_alloc&) {
       for (Slot* s : slots) {
         fail(s->conversation->job, "internal", "out of memory", "");
+        s->cached.clear();
+        free(*s);
+      }
+    } catch (const std::exception& e) {
+      // As Engine::run: any other failure fails these rows, never the whole engine (an
+      // exception out of the loop would end the process and every stream with it).
+      for (Slot* s : slots) {
+        fail(s->conversation->job, "internal", e.what(), "");
         s->cached.clear();
         free(*s);
       }

@@ -16,6 +16,7 @@
 // Prefix reuse per slot: each slot remembers the tokens its cache holds; a new request goes
 // to the free slot whose tokens share the longest prefix with its prompt (ties, none, or
 // reuse_prefix false: the least recently used) and prefills only the rest.
+// A request cancelled while it waits (queued, or an infer held) is answered at the next turn.
 // Requests beyond N, and every infer, wait in the queue; an infer runs when no slot is busy,
 // then every slot's cache is forgotten (the infer's tensors may have written any of them).
 #pragma once
