@@ -32,6 +32,7 @@ from pathlib import Path
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from trt_edge_runner.bundle_format import BUNDLE_JSON, BundleManifest
+from trt_edge_runner.bundle_integrity import read_manifest
 from trt_edge_runner.errors import TrtEdgeError, UsageError, Where
 from trt_edge_runner.memory_budget import MIB, MemInfoError, device_memory, mib
 from trt_edge_runner.serve.api_errors import ENGINE_ERROR, ApiError
@@ -44,10 +45,10 @@ LOG = logging.getLogger("trt_edge_runner.serve.model_set")
 ReleaseFn = Callable[[Sequence[str]], None]
 
 
-def read_manifest(bundle: Path) -> BundleManifest:
-    """The bundle's `bundle.json` (a TrtEdgeError naming the file when it is not valid)."""
-    path = bundle / BUNDLE_JSON
-    return BundleManifest.from_json(path.read_bytes(), str(path))
+def bundle_manifest(bundle: Path) -> BundleManifest:
+    """The bundle's `bundle.json`, read by the one reader (`bundle_integrity.read_manifest`:
+    no link, bounded size; a TrtEdgeError naming the file when it is not a bundle's)."""
+    return read_manifest(bundle)[1]
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def configured_models(bundles: Sequence[Path]) -> list[Configured]:
     models: list[Configured] = []
     for bundle in bundles:
         try:
-            manifest = read_manifest(bundle)
+            manifest = bundle_manifest(bundle)
         except OSError as exc:
             raise UsageError(
                 f"cannot read {BUNDLE_JSON}: {exc.strerror}",

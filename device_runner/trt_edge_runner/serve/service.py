@@ -18,7 +18,7 @@ from trt_edge_runner.bundle_format import BundleManifest
 from trt_edge_runner.serve.api_errors import ENGINE_ERROR, ApiError
 from trt_edge_runner.serve.loaded_model import LoadedModel, ServeOptions
 from trt_edge_runner.serve.metrics import Metrics
-from trt_edge_runner.serve.model_set import ModelSet, note_model, read_manifest, request_model
+from trt_edge_runner.serve.model_set import ModelSet, bundle_manifest, note_model, request_model
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ class Service:
 
     async def load(self, bundle: Path, slot: str | None) -> LoadedModel:
         """Load the followed slot's bundle (its metrics labelled with its model name)."""
-        name = read_manifest(bundle).name
+        name = bundle_manifest(bundle).name
         return await LoadedModel.load(bundle, slot, self.options, self.metrics.model(name))
 
     def serve(self, model: LoadedModel) -> None:
