@@ -142,3 +142,14 @@ def prefix_reuse_turns(engine: Engine, ids: list[int], extra: list[int], branch_
         warm=(turn2["tokens"], turn3["tokens"]),
         cold=(cold2["tokens"], cold3["tokens"]),
     )
+
+
+def cli_tokens(binary: Path, bundle: Path, prompt: list[int], new: int) -> list[int]:
+    """The tokens one-shot `trt-edge-run --generate` makes for `prompt`: what a served
+    request is compared with."""
+    argv = [str(binary), "--bundle", str(bundle), "--generate", "--json", "--max-new-tokens"]
+    argv += [str(new), "--prompt-ids", ",".join(map(str, prompt))]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=600)
+    assert done.returncode == 0, done.stderr
+    tokens: list[int] = json.loads(done.stdout)["tokens"]
+    return tokens

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import json
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,22 +18,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.helpers.engine_client import Engine, terminal
+from tests.helpers.engine_client import Engine, cli_tokens, terminal
 from tests.llm.llm_folders import MAX_CACHE_LEN, PREFILL_MAX, SLIDING_WINDOW
 
 pytestmark = pytest.mark.slow
 
 PROMPT = [2, 40, 41, 42, 43, 44, 45, 46, 47, 48]
 SEEDED = {"temperature": 0.9, "top_p": 0.95, "seed": 5}
-
-
-def cli_tokens(binary: Path, bundle: Path, prompt: list[int], new: int) -> list[int]:
-    argv = [str(binary), "--bundle", str(bundle), "--generate", "--json", "--max-new-tokens"]
-    argv += [str(new), "--prompt-ids", ",".join(map(str, prompt))]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=600)
-    assert done.returncode == 0, done.stderr
-    tokens: list[int] = json.loads(done.stdout)["tokens"]
-    return tokens
 
 
 def generate(engine: Engine, rid: str, prompt: list[int], new: int, **fields: Any) -> Any:

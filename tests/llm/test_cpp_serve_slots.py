@@ -9,7 +9,6 @@ Asserted on the engine protocol's events and their order, never on time."""
 from __future__ import annotations
 
 import base64
-import json
 import struct
 import subprocess
 from collections.abc import Callable
@@ -22,21 +21,12 @@ from trt_edge_runner.bundle_format import BundleManifest
 from trt_edge_runner.runner import Runner
 from trt_edge_runner.tensors import random_inputs
 
-from tests.helpers.engine_client import Engine, terminal
+from tests.helpers.engine_client import Engine, cli_tokens, terminal
 from tests.llm.llm_folders import MAX_CACHE_LEN, PREFILL_MAX, SLOTS
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llm-qwen3")]
 
 PROMPTS = ([5, 17, 99, 3, 250], [7] * 9, list(range(40, 53)), [300, 301, 302])
-
-
-def cli_tokens(binary: Path, bundle: Path, prompt: list[int], new: int) -> list[int]:
-    argv = [str(binary), "--bundle", str(bundle), "--generate", "--json", "--max-new-tokens"]
-    argv += [str(new), "--prompt-ids", ",".join(map(str, prompt))]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=600)
-    assert done.returncode == 0, done.stderr
-    tokens: list[int] = json.loads(done.stdout)["tokens"]
-    return tokens
 
 
 def request(rid: str, prompt: list[int], new: int, **fields: Any) -> dict[str, Any]:
