@@ -135,6 +135,17 @@ std::string names_of(const std::vector<TensorSpec>& specs) {
   return "[" + names + "]";
 }
 
+/// The index of the input an `llm.inputs` role names; a format error at `llm.inputs.ROLE`
+/// when the method has no such input.
+size_t role_input(const Bundle& b, const std::string& name, const std::string& role,
+                  const std::string& source) {
+  const size_t index = index_of(b.inputs, name);
+  if (index == b.inputs.size()) {
+    bad(source, "llm.inputs." + role, "'" + name + "' is not an input " + names_of(b.inputs));
+  }
+  return index;
+}
+
 /// bundle.json `generation`: the declared tiny-LLM contract, its names resolved to indices.
 GenerationSection generation_section(const json& section, const Bundle& b,
                                       const std::string& source) {
@@ -198,32 +209,16 @@ LlmSection llm_section(const json& section, const Bundle& b, const std::string& 
     // version-1 section's `window` role, if any, is not read (as in Python).
     llm.window_input = string_field(roles, "window", source, "llm.inputs");
     llm.window_bucket = int_field(section, "window_bucket", source, path, 1);
-    llm.window_index = index_of(b.inputs, *llm.window_input);
-    if (llm.window_index == b.inputs.size()) {
-      bad(source, "llm.inputs.window",
-          "'" + *llm.window_input + "' is not an input " + names_of(b.inputs));
-    }
+    llm.window_index = role_input(b, *llm.window_input, "window", source);
   }
   if (version == kLlmSectionSlotsVersion) {
     // Version 3 (`runtime.slots`): the slot input and how many caches the program holds.
     llm.slot_input = string_field(roles, "slot", source, "llm.inputs");
     llm.slots = int_field(section, "slots", source, path, 2);
-    llm.slot_index = index_of(b.inputs, *llm.slot_input);
-    if (llm.slot_index == b.inputs.size()) {
-      bad(source, "llm.inputs.slot",
-          "'" + *llm.slot_input + "' is not an input " + names_of(b.inputs));
-    }
+    llm.slot_index = role_input(b, *llm.slot_input, "slot", source);
   }
-  llm.tokens_index = index_of(b.inputs, llm.tokens_input);
-  llm.positions_index = index_of(b.inputs, llm.positions_input);
-  if (llm.tokens_index == b.inputs.size()) {
-    bad(source, "llm.inputs.tokens",
-        "'" + llm.tokens_input + "' is not an input " + names_of(b.inputs));
-  }
-  if (llm.positions_index == b.inputs.size()) {
-    bad(source, "llm.inputs.positions",
-        "'" + llm.positions_input + "' is not an input " + names_of(b.inputs));
-  }
+  llm.tokens_index = role_input(b, llm.tokens_input, "tokens", source);
+  llm.positions_index = role_input(b, llm.positions_input, "positions", source);
   const std::string& positions_dtype = b.inputs[llm.positions_index].dtype;
   if (positions_dtype != "int64" && positions_dtype != "int32") {
     bad(source, "llm.inputs.positions",

@@ -152,6 +152,25 @@ std::string check_slot_inputs(const Bundle& b, const LlmSection& llm) {
   return batch;
 }
 
+/// What every causal-LM plan holds (one conversation or slots): the llm section's roles, the
+/// vocabulary and stop ids, the cache length and the prefill profile's range of `sym`.
+GenerationPlan causal_lm_plan(const Bundle& b, const std::string& sym) {
+  const LlmSection& llm = *b.llm;
+  require_float32_logits(b, b.outputs[llm.logits_index]);
+  GenerationPlan plan;
+  plan.contract = GenerationContract::kCausalLm;
+  plan.tokens_index = llm.tokens_index;
+  plan.positions_index = llm.positions_index;
+  plan.logits_index = llm.logits_index;
+  plan.vocab_size = llm.vocab_size;
+  plan.eos_token_ids = llm.eos_token_ids;
+  std::tie(plan.prefill_low, plan.prefill_high) = phase_range(b, kPrefillPhase, sym);
+  plan.max_cache_len = llm.max_cache_len;
+  plan.tokens_input = llm.tokens_input;
+  plan.positions_input = llm.positions_input;
+  return plan;
+}
+
 GenerationPlan plan_slots_lm(const Bundle& b) {
   const LlmSection& llm = *b.llm;
   if (b.inputs.size() != 3) {
@@ -162,20 +181,9 @@ GenerationPlan plan_slots_lm(const Bundle& b) {
   }
   const std::string sym = batched_tokens_symbol(b, b.inputs[llm.tokens_index]);
   const std::string batch = check_slot_inputs(b, llm);
-  require_float32_logits(b, b.outputs[llm.logits_index]);
-  GenerationPlan plan;
-  plan.contract = GenerationContract::kCausalLm;
-  plan.tokens_index = llm.tokens_index;
-  plan.positions_index = llm.positions_index;
-  plan.logits_index = llm.logits_index;
+  GenerationPlan plan = causal_lm_plan(b, sym);
   plan.slot_index = llm.slot_index;
   plan.slots = llm.slots;
-  plan.vocab_size = llm.vocab_size;
-  plan.eos_token_ids = llm.eos_token_ids;
-  std::tie(plan.prefill_low, plan.prefill_high) = phase_range(b, kPrefillPhase, sym);
-  plan.max_cache_len = llm.max_cache_len;
-  plan.tokens_input = llm.tokens_input;
-  plan.positions_input = llm.positions_input;
   // Every call of a prompt is one row; a decode step takes up to its profile's batch max.
   const auto [prefill_batch_low, prefill_batch_high] = phase_range(b, kPrefillPhase, batch);
   const auto [decode_batch_low, decode_batch_high] = phase_range(b, kDecodePhase, batch);
@@ -222,19 +230,8 @@ GenerationPlan plan_causal_lm(const Bundle& b) {
                            "0..W-1, W the written slots rounded up to llm.window_bucket");
     }
   }
-  require_float32_logits(b, b.outputs[llm.logits_index]);
-  GenerationPlan plan;
-  plan.contract = GenerationContract::kCausalLm;
-  plan.tokens_index = llm.tokens_index;
-  plan.positions_index = llm.positions_index;
-  plan.logits_index = llm.logits_index;
+  GenerationPlan plan = causal_lm_plan(b, sym);
   if (llm.window_input) plan.window_index = llm.window_index;
-  plan.vocab_size = llm.vocab_size;
-  plan.eos_token_ids = llm.eos_token_ids;
-  std::tie(plan.prefill_low, plan.prefill_high) = phase_range(b, kPrefillPhase, sym);
-  plan.max_cache_len = llm.max_cache_len;
-  plan.tokens_input = llm.tokens_input;
-  plan.positions_input = llm.positions_input;
   return plan;
 }
 
